@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/graph"
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/pflag"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"version", "print the version of hyperflat, Go, gorgonia and the BLAS in use", runVersion},
+		{"list", "list the registered experiments", runList},
+		{"check", "run first- and second-order gradient checks of every graph op", runCheck},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "hyperflat: white-box hyperparameter optimization on gorgonia graphs")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: hyperflat <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "hyperflat <command> --help" for a command's flags.`)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitOK
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "hyperflat: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+// flags makes a command's flag set, which prints nothing itself: parse reports errors.
+func flags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	fs.BoolP("help", "h", false, "show this help")
+	return fs
+}
+
+// parse parses a command's flags. It reports whether the command should go on and, if not,
+// the exit status: 0 after --help, 2 after a usage error (with the usage on stderr).
+func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout, stderr io.Writer) (int, bool) {
+	printUsage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: hyperflat %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "hyperflat %s: %v\n\n", fs.Name(), err)
+		printUsage(stderr)
+		return exitUsage, false
+	}
+	if h, _ := fs.GetBool("help"); h {
+		printUsage(stdout)
+		return exitOK, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hyperflat %s: unexpected argument %q\n\n", fs.Name(), fs.Arg(0))
+		printUsage(stderr)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// table writes rows under header as a terminal table, CSV or JSON (an array of objects keyed
+// by the header).
+func table(w io.Writer, format string, header []string, rows [][]string) error {
+	switch format {
+	case "table":
+		t := tablewriter.NewWriter(w)
+		t.Header(header)
+		for _, r := range rows {
+			if err := t.Append(r); err != nil {
+				return err
+			}
+		}
+		return t.Render()
+	case "csv":
+		c := csv.NewWriter(w)
+		if err := c.Write(header); err != nil {
+			return err
+		}
+		if err := c.WriteAll(rows); err != nil {
+			return err
+		}
+		c.Flush()
+		return c.Error()
+	case "json":
+		objs := make([]map[string]string, len(rows))
+		for i, r := range rows {
+			objs[i] = make(map[string]string, len(header))
+			for j, h := range header {
+				objs[i][strings.ToLower(strings.ReplaceAll(h, " ", "_"))] = r[j]
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(objs)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+func validFormat(f string) error {
+	switch f {
+	case "table", "csv", "json":
+		return nil
+	}
+	return fmt.Errorf("--format must be table, csv or json, not %q", f)
+}
+
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("version")
+	if code, ok := parse(fs, "version", args, stdout, stderr); !ok {
+		return code
+	}
+	version, gorgonia := "(devel)", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "gorgonia.org/gorgonia" {
+				gorgonia = d.Version
+			}
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && version == "(devel)" {
+				version += " " + s.Value
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS)
+	return exitOK
+}
+
+func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("list")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	if code, ok := parse(fs, "list [--format table|csv|json]", args, stdout, stderr); !ok {
+		return code
+	}
+	if err := validFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat list: %v\n", err)
+		return exitUsage
+	}
+	all := experiments.All()
+	rows := make([][]string, len(all))
+	for i, e := range all {
+		rows[i] = []string{e.Name, string(e.Paper), strings.Join(e.Presets, ","), e.Description}
+	}
+	if len(all) == 0 && *format == "table" {
+		fmt.Fprintln(stderr, "hyperflat list: no experiments are registered in this build yet")
+	}
+	if err := table(stdout, *format, []string{"Name", "Paper", "Presets", "Description"}, rows); err != nil {
+		fmt.Fprintf(stderr, "hyperflat list: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("check")
+	seed := fs.Uint64("seed", 1, "seed for the check inputs, output weights and directions")
+	tol := fs.Float64("tol", 1e-5, "largest relative error that passes")
+	step := fs.Float64("step", 1e-4, "finite-difference step")
+	only := fs.String("only", "", "check only the ops whose name matches this regular expression")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	if code, ok := parse(fs, "check [--seed N] [--tol X] [--step H] [--only REGEXP] [--format table|csv|json]", args, stdout, stderr); !ok {
+		return code
+	}
+	if err := validFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat check: %v\n", err)
+		return exitUsage
+	}
+	if *tol <= 0 || *step <= 0 {
+		fmt.Fprintln(stderr, "hyperflat check: --tol and --step must be positive")
+		return exitUsage
+	}
+	re, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat check: --only: %v\n", err)
+		return exitUsage
+	}
+	var cases []graph.OpCase
+	for _, c := range graph.OpCases() {
+		if re.MatchString(c.Name) {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) == 0 {
+		fmt.Fprintf(stderr, "hyperflat check: no op matches %q\n", *only)
+		return exitUsage
+	}
+	results, err := graph.CheckOps(ctx, cases, graph.CheckOptions{Seed: *seed, Tol: *tol, Step: *step})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "hyperflat check: interrupted")
+		} else {
+			fmt.Fprintf(stderr, "hyperflat check: %v\n", err)
+		}
+		return exitFailure
+	}
+	failed := 0
+	rows := make([][]string, len(results))
+	for i, r := range results {
+		verdict := "pass"
+		if !r.Passed() {
+			verdict = "FAIL"
+			failed++
+		}
+		rows[i] = []string{r.Name, fmt.Sprintf("%.2e", r.First.MaxRelErr), fmt.Sprintf("%.2e", r.Second.MaxRelErr), verdict}
+	}
+	if err := table(stdout, *format, []string{"Op", "1st order max rel err", "2nd order max rel err", "Result"}, rows); err != nil {
+		fmt.Fprintf(stderr, "hyperflat check: %v\n", err)
+		return exitFailure
+	}
+	if *format == "table" {
+		fmt.Fprintf(stdout, "%d of %d ops pass first- and second-order finite-difference checks (float64, relative error ≤ %.0e)\n", len(results)-failed, len(results), *tol)
+	}
+	if failed > 0 {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,24 @@
+// Command hyperflat runs white-box hyperparameter optimization experiments and the checks that
+// back them.
+//
+// Usage:
+//
+//	hyperflat <command> [flags]
+//
+// Commands:
+//
+//	version   print the version of hyperflat, Go, gorgonia and the BLAS in use
+//	list      list the registered experiments
+//	check     run the first- and second-order gradient checks of every graph op
+//
+// Run "hyperflat <command> --help" for a command's flags. Usage errors exit with status 2,
+// failures with status 1.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,7 @@
+//go:build !openblas
+
+package graph
+
+// BLAS names the BLAS implementation matrix products use: gonum's pure-Go one by default, or
+// OpenBLAS when built with -tags openblas.
+const BLAS = "gonum"

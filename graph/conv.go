@@ -1,0 +1,390 @@
+package graph
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Geometry sets the stride and zero padding of a 2-D convolution or pooling window. A zero
+// stride means 1 for Conv2d and Im2Col, and the window size for the pools (PyTorch's defaults).
+type Geometry struct {
+	StrideH, StrideW int
+	PadH, PadW       int
+}
+
+// window is the full geometry of a sliding window over an NCHW input.
+type window struct {
+	N, C, H, W, KH, KW, SH, SW, PH, PW, OH, OW int
+}
+
+func newWindow(s tensor.Shape, kh, kw int, g Geometry, defaultStrideIsKernel bool) (window, error) {
+	if len(s) != 4 {
+		return window{}, fmt.Errorf("graph: sliding window over shape %v; want N×C×H×W", shapeString(s))
+	}
+	w := window{N: s[0], C: s[1], H: s[2], W: s[3], KH: kh, KW: kw, SH: g.StrideH, SW: g.StrideW, PH: g.PadH, PW: g.PadW}
+	if w.SH == 0 {
+		w.SH = 1
+		if defaultStrideIsKernel {
+			w.SH = kh
+		}
+	}
+	if w.SW == 0 {
+		w.SW = 1
+		if defaultStrideIsKernel {
+			w.SW = kw
+		}
+	}
+	if kh <= 0 || kw <= 0 || w.SH < 0 || w.SW < 0 || w.PH < 0 || w.PW < 0 {
+		return window{}, fmt.Errorf("graph: bad window %dx%d with %+v", kh, kw, g)
+	}
+	w.OH = (w.H+2*w.PH-kh)/w.SH + 1
+	w.OW = (w.W+2*w.PW-kw)/w.SW + 1
+	if w.H+2*w.PH < kh || w.W+2*w.PW < kw {
+		return window{}, fmt.Errorf("graph: window %dx%d larger than padded input %dx%d", kh, kw, w.H+2*w.PH, w.W+2*w.PW)
+	}
+	return w, nil
+}
+
+func (w window) String() string {
+	return fmt.Sprintf("%dx%dx%dx%d k%dx%d s%dx%d p%dx%d", w.N, w.C, w.H, w.W, w.KH, w.KW, w.SH, w.SW, w.PH, w.PW)
+}
+
+func (w window) inShape() tensor.Shape   { return tensor.Shape{w.N, w.C, w.H, w.W} }
+func (w window) colsShape() tensor.Shape { return tensor.Shape{w.C * w.KH * w.KW, w.N * w.OH * w.OW} }
+func (w window) poolShape() tensor.Shape { return tensor.Shape{w.N, w.C, w.OH, w.OW} }
+
+// im2colOp lays every window of an NCHW input out as a column (C·KH·KW rows of N·OH·OW), so
+// that a convolution is one matrix product filters·cols; with adjoint set it is col2im, which
+// adds each column back into its window. The two are each other's adjoints and so each
+// other's VJP. Rows of this layout are long runs copied straight from input rows.
+type im2colOp struct {
+	base
+	w       window
+	adjoint bool
+}
+
+// Im2Col lays out every kh×kw window of the N×C×H×W input x as a column of the result, which
+// has C·kh·kw rows (channel-major, then kernel row, then kernel column) of N·OH·OW entries
+// (image-major, then output row, then output column); padding reads as zero.
+func Im2Col(x *G.Node, kh, kw int, g Geometry) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: Im2Col of a nil node")
+	}
+	w, err := newWindow(x.Shape(), kh, kw, g, false)
+	if err != nil {
+		return nil, err
+	}
+	op := &im2colOp{base: newBase("Im2Col", w.String(), w.colsShape(), x), w: w}
+	return apply(op, x)
+}
+
+// Col2Im is the adjoint of Im2Col for an input of shape inShape: it adds every column of cols
+// back into the window it came from.
+func Col2Im(cols *G.Node, inShape tensor.Shape, kh, kw int, g Geometry) (*G.Node, error) {
+	if cols == nil {
+		return nil, fmt.Errorf("graph: Col2Im of a nil node")
+	}
+	if len(inShape) != 4 {
+		return nil, fmt.Errorf("graph: Col2Im to shape %v; want N×C×H×W", shapeString(inShape))
+	}
+	w, err := newWindow(inShape, kh, kw, g, false)
+	if err != nil {
+		return nil, err
+	}
+	if !cols.Shape().Eq(w.colsShape()) {
+		return nil, fmt.Errorf("graph: Col2Im of shape %v; want %v", shapeString(cols.Shape()), shapeString(w.colsShape()))
+	}
+	return col2im(cols, w)
+}
+
+func col2im(cols *G.Node, w window) (*G.Node, error) {
+	op := &im2colOp{base: newBase("Col2Im", w.String(), w.inShape(), cols), w: w, adjoint: true}
+	return apply(op, cols)
+}
+
+func (op *im2colOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *im2colOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return im2colDo[float64](op, dst, in[0]) },
+		func() (G.Value, error) { return im2colDo[float32](op, dst, in[0]) })
+}
+
+func im2colDo[T Float](op *im2colOp, dst, xv G.Value) (G.Value, error) {
+	x, err := elems[T](xv)
+	if err != nil {
+		return nil, err
+	}
+	w := op.w
+	img, cols := x, []T(nil)
+	v, y := output[T](dst, op.out)
+	if op.adjoint {
+		img, cols = y, x
+		if len(cols) != w.colsShape().TotalSize() {
+			return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(cols))
+		}
+		clear0(img)
+	} else {
+		cols = y
+		if len(img) != w.inShape().TotalSize() {
+			return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(img))
+		}
+	}
+	np := w.N * w.OH * w.OW
+	for c := 0; c < w.C; c++ {
+		for kh := 0; kh < w.KH; kh++ {
+			for kw := 0; kw < w.KW; kw++ {
+				dst := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
+				// Output columns lo … hi−1 read input columns inside the image.
+				lo := ceilDiv(w.PW-kw, w.SW)
+				lo = max(lo, 0)
+				hi := min((w.W-1+w.PW-kw)/w.SW+1, w.OW)
+				hi = max(hi, lo)
+				for n := 0; n < w.N; n++ {
+					plane := img[(n*w.C+c)*w.H*w.W:][:w.H*w.W]
+					for oh := 0; oh < w.OH; oh++ {
+						seg := dst[(n*w.OH+oh)*w.OW:][:w.OW]
+						ih := oh*w.SH - w.PH + kh
+						if ih < 0 || ih >= w.H {
+							if !op.adjoint {
+								clear0(seg)
+							}
+							continue
+						}
+						in := plane[ih*w.W:][:w.W]
+						iw := lo*w.SW - w.PW + kw
+						switch {
+						case op.adjoint && w.SW == 1:
+							for k, e := range seg[lo:hi] {
+								in[iw+k] += e
+							}
+						case op.adjoint:
+							for _, e := range seg[lo:hi] {
+								in[iw] += e
+								iw += w.SW
+							}
+						case w.SW == 1:
+							clear0(seg[:lo])
+							copy(seg[lo:hi], in[iw:])
+							clear0(seg[hi:])
+						default:
+							clear0(seg[:lo])
+							for k := range seg[lo:hi] {
+								seg[lo+k] = in[iw]
+								iw += w.SW
+							}
+							clear0(seg[hi:])
+						}
+					}
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// ceilDiv is ⌈a/b⌉ for b > 0 and any sign of a.
+func ceilDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
+	}
+	return q
+}
+
+func (op *im2colOp) VJP(_ []*G.Node, _, g *G.Node, _ []bool) ([]*G.Node, error) {
+	if op.adjoint {
+		o := &im2colOp{base: newBase("Im2Col", op.w.String(), op.w.colsShape(), g), w: op.w}
+		n, err := apply(o, g)
+		return []*G.Node{n}, err
+	}
+	n, err := col2im(g, op.w)
+	return []*G.Node{n}, err
+}
+
+// Conv2d is the cross-correlation of an N×C×H×W input x with F×C×KH×KW filters w (no bias),
+// giving N×F×OH×OW. It is built as Im2Col, a matrix product and a transpose, all of which are
+// differentiable to any order.
+func Conv2d(x, w *G.Node, g Geometry) (*G.Node, error) {
+	if x == nil || w == nil {
+		return nil, fmt.Errorf("graph: Conv2d of a nil node")
+	}
+	ws := w.Shape()
+	xs := x.Shape()
+	if len(ws) != 4 || len(xs) != 4 || ws[1] != xs[1] {
+		return nil, fmt.Errorf("graph: Conv2d of input %v with filters %v; want N×C×H×W and F×C×KH×KW", shapeString(xs), shapeString(ws))
+	}
+	win, err := newWindow(x.Shape(), ws[2], ws[3], g, false)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := Im2Col(x, ws[2], ws[3], g)
+	if err != nil {
+		return nil, err
+	}
+	wm, err := Reshape(w, ws[0], -1)
+	if err != nil {
+		return nil, err
+	}
+	y, err := MatMul(wm, cols) // F × N·OH·OW
+	if err != nil {
+		return nil, err
+	}
+	if y, err = Reshape(y, ws[0], win.N, win.OH*win.OW); err != nil {
+		return nil, err
+	}
+	if y, err = Transpose(y, 1, 0, 2); err != nil {
+		return nil, err
+	}
+	return Reshape(y, win.N, ws[0], win.OH, win.OW)
+}
+
+// AvgPool2d averages every kh×kw window of an N×C×H×W input; padding counts as zeros in the
+// average (PyTorch's count_include_pad=True).
+func AvgPool2d(x *G.Node, kh, kw int, g Geometry) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: AvgPool2d of a nil node")
+	}
+	win, err := newWindow(x.Shape(), kh, kw, g, true)
+	if err != nil {
+		return nil, err
+	}
+	g.StrideH, g.StrideW = win.SH, win.SW
+	cols, err := Im2Col(x, kh, kw, g)
+	if err != nil {
+		return nil, err
+	}
+	if cols, err = Reshape(cols, win.C, kh*kw, win.N, win.OH*win.OW); err != nil {
+		return nil, err
+	}
+	m, err := Mean(cols, 1) // C × N × OH·OW
+	if err != nil {
+		return nil, err
+	}
+	if m, err = Transpose(m, 1, 0, 2); err != nil {
+		return nil, err
+	}
+	return Reshape(m, win.N, win.C, win.OH, win.OW)
+}
+
+// poolOp is max-pooling split so that it can be differentiated again: gather(sel, v) picks,
+// in every window, the element of v where sel is largest; scatter(sel, g) adds every element
+// of g back at that position. Both are linear in their second input and each other's adjoint;
+// sel only chooses positions and carries no derivative.
+type poolOp struct {
+	base
+	w       window
+	scatter bool
+}
+
+// MaxPool2d takes the maximum of every kh×kw window of an N×C×H×W input (padding never wins).
+// Its derivative routes to the first maximal element of each window.
+func MaxPool2d(x *G.Node, kh, kw int, g Geometry) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: MaxPool2d of a nil node")
+	}
+	w, err := newWindow(x.Shape(), kh, kw, g, true)
+	if err != nil {
+		return nil, err
+	}
+	if w.PH*2 > kh || w.PW*2 > kw {
+		return nil, fmt.Errorf("graph: MaxPool2d padding %dx%d exceeds half the window %dx%d", w.PH, w.PW, kh, kw)
+	}
+	return poolGather(x, x, w)
+}
+
+func poolGather(sel, v *G.Node, w window) (*G.Node, error) {
+	op := &poolOp{base: newBase("PoolGather", w.String(), w.poolShape(), sel, v), w: w}
+	return apply(op, sel, v)
+}
+
+func poolScatter(sel, g *G.Node, w window) (*G.Node, error) {
+	op := &poolOp{base: newBase("PoolScatter", w.String(), w.inShape(), sel, g), w: w, scatter: true}
+	return apply(op, sel, g)
+}
+
+func (op *poolOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *poolOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return poolDo[float64](op, dst, in[0], in[1]) },
+		func() (G.Value, error) { return poolDo[float32](op, dst, in[0], in[1]) })
+}
+
+func poolDo[T Float](op *poolOp, dst, selv, vv G.Value) (G.Value, error) {
+	sel, err := elems[T](selv)
+	if err != nil {
+		return nil, err
+	}
+	src, err := elems[T](vv)
+	if err != nil {
+		return nil, err
+	}
+	w := op.w
+	if len(sel) != w.inShape().TotalSize() {
+		return nil, fmt.Errorf("graph: %v: selector has %d elements", op, len(sel))
+	}
+	v, y := output[T](dst, op.out)
+	if op.scatter {
+		if len(src) != w.poolShape().TotalSize() {
+			return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(src))
+		}
+		clear0(y)
+	} else if len(src) != len(sel) {
+		return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(src))
+	}
+	H, W, OH, OW := w.H, w.W, w.OH, w.OW
+	for nc := 0; nc < w.N*w.C; nc++ {
+		plane := sel[nc*H*W:][:H*W]
+		var outPlane, srcPlane []T
+		if op.scatter {
+			outPlane, srcPlane = y[nc*H*W:][:H*W], src[nc*OH*OW:][:OH*OW]
+		} else {
+			outPlane, srcPlane = y[nc*OH*OW:][:OH*OW], src[nc*H*W:][:H*W]
+		}
+		for oh := 0; oh < OH; oh++ {
+			ih0 := oh*w.SH - w.PH
+			khLo, khHi := max(0, -ih0), min(w.KH, H-ih0)
+			for ow := 0; ow < OW; ow++ {
+				iw0 := ow*w.SW - w.PW
+				kwLo, kwHi := max(0, -iw0), min(w.KW, W-iw0)
+				at := (ih0+khLo)*W + iw0 + kwLo
+				best := plane[at]
+				for kh := khLo; kh < khHi; kh++ {
+					row := plane[(ih0+kh)*W:][:W]
+					for kw := kwLo; kw < kwHi; kw++ {
+						// branch-free argmax: on real activations the comparison is a coin
+						// flip, and a mispredicted branch costs more than the select
+						e := row[iw0+kw]
+						mask := -b2i(e > best)
+						at ^= (at ^ ((ih0+kh)*W + iw0 + kw)) & mask
+						best = max(best, e)
+					}
+				}
+				o := oh*OW + ow
+				if op.scatter {
+					outPlane[at] += srcPlane[o]
+				} else {
+					outPlane[o] = srcPlane[at]
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+func (op *poolOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error) {
+	out := make([]*G.Node, 2)
+	if !need[1] {
+		return out, nil
+	}
+	var err error
+	if op.scatter {
+		out[1], err = poolGather(in[0], g, op.w)
+	} else {
+		out[1], err = poolScatter(in[0], g, op.w)
+	}
+	return out, err
+}

@@ -1,0 +1,154 @@
+package graph
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// matMulOp is the matrix product op(A)·op(B), where op transposes when asked. Its adjoints are
+// matrix products with other transpose flags, so no transpose is ever materialized.
+type matMulOp struct {
+	base
+	ta, tb  bool
+	m, n, k int
+}
+
+// MatMul returns the matrix product a·b of 2-D nodes.
+func MatMul(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, false, false) }
+
+// MatMulT returns op(a)·op(b) of 2-D nodes, where op transposes its argument when the
+// corresponding flag is set.
+func MatMulT(a, b *G.Node, transA, transB bool) (*G.Node, error) {
+	if a == nil || b == nil {
+		return nil, fmt.Errorf("graph: MatMul of a nil node")
+	}
+	if err := checkDtype(a); err != nil {
+		return nil, err
+	}
+	as, bs := a.Shape(), b.Shape()
+	if len(as) != 2 || len(bs) != 2 {
+		return nil, fmt.Errorf("graph: MatMul needs 2-D operands, got %v and %v", shapeString(as), shapeString(bs))
+	}
+	m, k := as[0], as[1]
+	if transA {
+		m, k = k, m
+	}
+	k2, n := bs[0], bs[1]
+	if transB {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		return nil, fmt.Errorf("graph: MatMul inner dims differ: %v%s · %v%s", shapeString(as), tmark(transA), shapeString(bs), tmark(transB))
+	}
+	op := &matMulOp{base: newBase("MatMul", fmt.Sprint(transA, transB), tensor.Shape{m, n}, a, b), ta: transA, tb: transB, m: m, n: n, k: k}
+	return apply(op, a, b)
+}
+
+func tmark(t bool) string {
+	if t {
+		return "ᵀ"
+	}
+	return ""
+}
+
+func (op *matMulOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *matMulOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return matMulDo[float64](op, dst, in[0], in[1]) },
+		func() (G.Value, error) { return matMulDo[float32](op, dst, in[0], in[1]) })
+}
+
+func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value) (G.Value, error) {
+	a, err := elems[T](av)
+	if err != nil {
+		return nil, err
+	}
+	b, err := elems[T](bv)
+	if err != nil {
+		return nil, err
+	}
+	if len(a) != op.m*op.k || len(b) != op.k*op.n {
+		return nil, fmt.Errorf("graph: %v: operands have %d and %d elements, want %d and %d", op, len(a), len(b), op.m*op.k, op.k*op.n)
+	}
+	v, c := output[T](dst, op.out)
+	gemm(op.ta, op.tb, op.m, op.n, op.k, a, b, c)
+	return v, nil
+}
+
+// gemm sets c = op(a)·op(b) for row-major operands through the BLAS in use (gonum's pure-Go
+// one, or OpenBLAS under the openblas build tag).
+func gemm[T Float](ta, tb bool, m, n, k int, a, b, c []T) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		clear0(c)
+		return
+	}
+	tA, tB := blas.NoTrans, blas.NoTrans
+	lda, ldb := k, n
+	if ta {
+		tA, lda = blas.Trans, m
+	}
+	if tb {
+		tB, ldb = blas.Trans, k
+	}
+	switch c := any(c).(type) {
+	case []float64:
+		blas64.Implementation().Dgemm(tA, tB, m, n, k, 1, any(a).([]float64), lda, any(b).([]float64), ldb, 0, c, n)
+	case []float32:
+		blas32.Implementation().Sgemm(tA, tB, m, n, k, 1, any(a).([]float32), lda, any(b).([]float32), ldb, 0, c, n)
+	}
+}
+
+func (op *matMulOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error) {
+	a, b := in[0], in[1]
+	out := make([]*G.Node, 2)
+	var err error
+	// C = op(A)·op(B); each case below is dA, dB written as products without transposes.
+	switch {
+	case !op.ta && !op.tb: // dA = G·Bᵀ, dB = Aᵀ·G
+		if need[0] {
+			if out[0], err = MatMulT(g, b, false, true); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = MatMulT(a, g, true, false)
+		}
+	case op.ta && !op.tb: // C = AᵀB: dA = B·Gᵀ, dB = A·G
+		if need[0] {
+			if out[0], err = MatMulT(b, g, false, true); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = MatMulT(a, g, false, false)
+		}
+	case !op.ta && op.tb: // C = ABᵀ: dA = G·B, dB = Gᵀ·A
+		if need[0] {
+			if out[0], err = MatMulT(g, b, false, false); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = MatMulT(g, a, true, false)
+		}
+	default: // C = AᵀBᵀ: dA = Bᵀ·Gᵀ, dB = Gᵀ·Aᵀ
+		if need[0] {
+			if out[0], err = MatMulT(b, g, true, true); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = MatMulT(g, a, true, true)
+		}
+	}
+	return out, err
+}

@@ -1,0 +1,168 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Program evaluates a fixed set of output nodes and everything they depend on. Build it once
+// with Compile, then on every step bind new input values (gorgonia.Let or Program.Let), call
+// Run, and read any compiled node with Value, Float64s or Scalar.
+//
+// Every node owns its result buffer, reused from run to run, and no op writes into another
+// node's buffer, so values never alias (gorgonia's TapeMachine reuses registers and can
+// overwrite a result still in use) and a steady-state run allocates next to nothing. A value
+// returned by Value is overwritten by the next Run; copy it (Float64s does) to keep it.
+//
+// A Program is not safe for concurrent use; compile one per goroutine.
+type Program struct {
+	nodes []*G.Node
+	kids  [][]int
+	vals  []G.Value
+	index map[*G.Node]int
+	args  []G.Value
+}
+
+// Compile prepares a Program computing outputs.
+func Compile(outputs ...*G.Node) (*Program, error) {
+	if len(outputs) == 0 {
+		return nil, fmt.Errorf("graph: Compile of no outputs")
+	}
+	for _, o := range outputs {
+		if o == nil {
+			return nil, fmt.Errorf("graph: Compile of a nil node")
+		}
+	}
+	order := topoSort(outputs)
+	p := &Program{nodes: order, kids: make([][]int, len(order)), vals: make([]G.Value, len(order)), index: make(map[*G.Node]int, len(order))}
+	for i, n := range order {
+		p.index[n] = i
+	}
+	widest := 0
+	for i, n := range order {
+		ks := children(n)
+		p.kids[i] = make([]int, len(ks))
+		for j, c := range ks {
+			p.kids[i][j] = p.index[c]
+		}
+		widest = max(widest, len(ks))
+	}
+	p.args = make([]G.Value, widest)
+	return p, nil
+}
+
+// Let binds value (a *tensor.Dense, a gorgonia scalar, or a Go float) to the input node n.
+func (p *Program) Let(n *G.Node, value any) error {
+	if err := G.Let(n, value); err != nil {
+		return fmt.Errorf("graph: binding %s: %w", n.Name(), err)
+	}
+	return nil
+}
+
+// Run evaluates the program with the values currently bound to its input nodes. It stops
+// early with ctx's error if ctx is cancelled between ops.
+func (p *Program) Run(ctx context.Context) error {
+	for i, n := range p.nodes {
+		if i&63 == 0 && ctx != nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		op := n.Op()
+		if op == nil {
+			v := n.Value()
+			if v == nil {
+				return fmt.Errorf("graph: input %s has no value; bind one with Program.Let or gorgonia.Let", n.Name())
+			}
+			if !v.Shape().Eq(n.Shape()) && !(v.Shape().TotalSize() == 1 && n.Shape().TotalSize() == 1) {
+				return fmt.Errorf("graph: input %s is bound to a value of shape %v; want %v", n.Name(), shapeString(v.Shape()), shapeString(n.Shape()))
+			}
+			if v.Dtype() != n.Dtype() {
+				return fmt.Errorf("graph: input %s is bound to a %v value; want %v", n.Name(), v.Dtype(), n.Dtype())
+			}
+			p.vals[i] = v
+			continue
+		}
+		args := p.args[:len(p.kids[i])]
+		for j, k := range p.kids[i] {
+			args[j] = p.vals[k]
+		}
+		v, err := p.exec(op, p.vals[i], args)
+		if err != nil {
+			return fmt.Errorf("graph: running %s: %w", n.Name(), err)
+		}
+		p.vals[i] = v
+	}
+	return nil
+}
+
+func (p *Program) exec(op G.Op, dst G.Value, args []G.Value) (v G.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("op %v panicked: %v", op, r)
+		}
+	}()
+	if d, ok := op.(intoDoer); ok {
+		return d.DoInto(dst, args...)
+	}
+	return op.Do(args...)
+}
+
+// Value returns n's value from the last Run; it is overwritten by the next one.
+func (p *Program) Value(n *G.Node) (G.Value, error) {
+	i, ok := p.index[n]
+	if !ok {
+		return nil, fmt.Errorf("graph: node %s is not part of this program", n.Name())
+	}
+	if p.vals[i] == nil {
+		return nil, fmt.Errorf("graph: node %s has no value yet; call Run", n.Name())
+	}
+	return p.vals[i], nil
+}
+
+// Float64s returns a copy of n's value from the last Run as float64s, in row-major order.
+func (p *Program) Float64s(n *G.Node) ([]float64, error) {
+	v, err := p.Value(n)
+	if err != nil {
+		return nil, err
+	}
+	return ToFloat64s(v)
+}
+
+// Scalar returns the value of a one-element node from the last Run.
+func (p *Program) Scalar(n *G.Node) (float64, error) {
+	f, err := p.Float64s(n)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) != 1 {
+		return 0, fmt.Errorf("graph: node %s has %d elements, not one", n.Name(), len(f))
+	}
+	return f[0], nil
+}
+
+// ToFloat64s copies a float32 or float64 value (tensor or scalar) into a new []float64.
+func ToFloat64s(v G.Value) ([]float64, error) {
+	switch v.Dtype() {
+	case tensor.Float64:
+		s, err := elems[float64](v)
+		if err != nil {
+			return nil, err
+		}
+		return append([]float64(nil), s...), nil
+	case tensor.Float32:
+		s, err := elems[float32](v)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, len(s))
+		for i, e := range s {
+			out[i] = float64(e)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("graph: value of dtype %v", v.Dtype())
+}

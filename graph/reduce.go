@@ -1,0 +1,335 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// sumToOp sums its input over the dims where keep (the input's rank) is 1. The result holds
+// the same elements as an array of shape keep; its node shape out may drop those unit dims.
+type sumToOp struct {
+	base
+	src, keep tensor.Shape
+}
+
+func sumTo(x *G.Node, keep, out tensor.Shape) (*G.Node, error) {
+	src := x.Shape()
+	if len(keep) != len(src) || keep.TotalSize() != out.TotalSize() {
+		return nil, fmt.Errorf("graph: sumTo %v→%v as %v: bad shapes", shapeString(src), shapeString(out), shapeString(keep))
+	}
+	for i := range keep {
+		if keep[i] != 1 && keep[i] != src[i] {
+			return nil, fmt.Errorf("graph: cannot sum shape %v to %v", shapeString(src), shapeString(keep))
+		}
+	}
+	op := &sumToOp{base: newBase("SumTo", shapeString(keep), out, x), src: src, keep: keep.Clone()}
+	return apply(op, x)
+}
+
+func (op *sumToOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *sumToOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return sumToDo[float64](op, dst, in[0]) },
+		func() (G.Value, error) { return sumToDo[float32](op, dst, in[0]) })
+}
+
+func sumToDo[T Float](op *sumToOp, dst, xv G.Value) (G.Value, error) {
+	x, err := elems[T](xv)
+	if err != nil {
+		return nil, err
+	}
+	v, y := output[T](dst, op.out)
+	if len(x) != op.src.TotalSize() {
+		return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), op.src.TotalSize())
+	}
+	if len(y) == 1 {
+		var s T
+		for _, e := range x {
+			s += e
+		}
+		y[0] = s
+		return v, nil
+	}
+	clear0(y)
+	ks := broadcastStrides(op.keep, op.src)
+	nd := len(op.src)
+	inner := ks[nd-1]
+	walk(op.src, [][]int{rowMajorStrides(op.src), ks}, []int{0, 0}, func(o []int, n int) {
+		row := x[o[0] : o[0]+n]
+		if inner == 0 {
+			var s T
+			for _, e := range row {
+				s += e
+			}
+			y[o[1]] += s
+			return
+		}
+		out := y[o[1] : o[1]+n]
+		for i, e := range row {
+			out[i] += e
+		}
+	})
+	return v, nil
+}
+
+func (op *sumToOp) VJP(in []*G.Node, _, g *G.Node, _ []bool) ([]*G.Node, error) {
+	b, err := broadcastTo(g, op.keep, op.src)
+	return []*G.Node{b}, err
+}
+
+// broadcastToOp repeats its input, read as an array of shape keep (of the output's rank),
+// along the dims where keep is 1.
+type broadcastToOp struct {
+	base
+	keep tensor.Shape
+}
+
+func broadcastTo(x *G.Node, keep, out tensor.Shape) (*G.Node, error) {
+	if len(keep) != len(out) || keep.TotalSize() != x.Shape().TotalSize() {
+		return nil, fmt.Errorf("graph: cannot broadcast %v as %v to %v", shapeString(x.Shape()), shapeString(keep), shapeString(out))
+	}
+	for i := range keep {
+		if keep[i] != 1 && keep[i] != out[i] {
+			return nil, fmt.Errorf("graph: cannot broadcast %v to %v", shapeString(keep), shapeString(out))
+		}
+	}
+	op := &broadcastToOp{base: newBase("BroadcastTo", shapeString(keep), out, x), keep: keep.Clone()}
+	return apply(op, x)
+}
+
+// BroadcastTo repeats x to the given shape under NumPy's broadcasting rule.
+func BroadcastTo(x *G.Node, shape ...int) (*G.Node, error) {
+	out := tensor.Shape(shape)
+	xs := x.Shape()
+	if len(xs) > len(out) {
+		return nil, fmt.Errorf("graph: cannot broadcast %v to %v", shapeString(xs), shapeString(out))
+	}
+	if xs.Eq(out) {
+		return Reshape(x, shape...)
+	}
+	return broadcastTo(x, aligned(xs, len(out)), out)
+}
+
+func (op *broadcastToOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *broadcastToOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return broadcastToDo[float64](op, dst, in[0]) },
+		func() (G.Value, error) { return broadcastToDo[float32](op, dst, in[0]) })
+}
+
+func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error) {
+	x, err := elems[T](xv)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != op.keep.TotalSize() {
+		return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), op.keep.TotalSize())
+	}
+	v, y := output[T](dst, op.out)
+	nd := len(op.out)
+	if nd == 0 {
+		y[0] = x[0]
+		return v, nil
+	}
+	ks := broadcastStrides(op.keep, op.out)
+	inner := ks[nd-1]
+	walk(op.out, [][]int{rowMajorStrides(op.out), ks}, []int{0, 0}, func(o []int, n int) {
+		row := y[o[0] : o[0]+n]
+		if inner == 0 {
+			c := x[o[1]]
+			for i := range row {
+				row[i] = c
+			}
+			return
+		}
+		copy(row, x[o[1]:o[1]+n])
+	})
+	return v, nil
+}
+
+func (op *broadcastToOp) VJP(in []*G.Node, _, g *G.Node, _ []bool) ([]*G.Node, error) {
+	s, err := sumTo(g, op.keep, in[0].Shape())
+	return []*G.Node{s}, err
+}
+
+// normAxes validates axes against rank nd, resolving negative ones, and returns the shape
+// with those dims set to 1 and the shape with them removed.
+func normAxes(s tensor.Shape, axes []int) (keep, dropped tensor.Shape, err error) {
+	nd := len(s)
+	keep = s.Clone()
+	on := make([]bool, nd)
+	for _, a := range axes {
+		if a < 0 {
+			a += nd
+		}
+		if a < 0 || a >= nd {
+			return nil, nil, fmt.Errorf("graph: axis %d out of range for shape %v", a, shapeString(s))
+		}
+		on[a] = true
+		keep[a] = 1
+	}
+	dropped = tensor.Shape{}
+	for i, d := range s {
+		if !on[i] {
+			dropped = append(dropped, d)
+		}
+	}
+	return keep, dropped, nil
+}
+
+// Sum sums x over the given axes (all axes when none are given, giving a scalar). Negative
+// axes count from the end.
+func Sum(x *G.Node, axes ...int) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: Sum of a nil node")
+	}
+	s := x.Shape()
+	if len(axes) == 0 {
+		return sumTo(x, aligned(tensor.Shape{}, len(s)), tensor.Shape{})
+	}
+	keep, dropped, err := normAxes(s, axes)
+	if err != nil {
+		return nil, err
+	}
+	return sumTo(x, keep, dropped)
+}
+
+// SumKeep sums x over the given axes, keeping them as dims of size 1.
+func SumKeep(x *G.Node, axes ...int) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: SumKeep of a nil node")
+	}
+	keep, _, err := normAxes(x.Shape(), axes)
+	if err != nil {
+		return nil, err
+	}
+	return sumTo(x, keep, keep)
+}
+
+// Mean averages x over the given axes (all axes when none are given).
+func Mean(x *G.Node, axes ...int) (*G.Node, error) {
+	s, err := Sum(x, axes...)
+	if err != nil {
+		return nil, err
+	}
+	return Scale(s, float64(s.Shape().TotalSize())/float64(x.Shape().TotalSize()))
+}
+
+// MeanKeep averages x over the given axes, keeping them as dims of size 1.
+func MeanKeep(x *G.Node, axes ...int) (*G.Node, error) {
+	s, err := SumKeep(x, axes...)
+	if err != nil {
+		return nil, err
+	}
+	return Scale(s, float64(s.Shape().TotalSize())/float64(x.Shape().TotalSize()))
+}
+
+// constOp is a value computed from its input's shape alone: a fill, a copy with the
+// derivative cut (StopGradient), or a running maximum. None of them passes derivatives.
+type constOp struct {
+	base
+	kind  int // constFill, constStop, constMax
+	fill  float64
+	src   tensor.Shape
+	axis  int
+	inner int // product of the dims after axis
+}
+
+const (
+	constFill = iota
+	constStop
+	constMax
+)
+
+func fillLike(x *G.Node, v float64) (*G.Node, error) {
+	op := &constOp{base: newBase("Fill", fmt.Sprint(v), x.Shape(), x), kind: constFill, fill: v}
+	return apply(op, x)
+}
+
+// StopGradient returns x's value as a node whose derivative is zero, like JAX's
+// lax.stop_gradient.
+func StopGradient(x *G.Node) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: StopGradient of a nil node")
+	}
+	op := &constOp{base: newBase("StopGradient", "", x.Shape(), x), kind: constStop}
+	return apply(op, x)
+}
+
+// maxKeep is the maximum of x along axis, keeping the axis with size 1. It passes no
+// derivative: it is only used as a shift that cancels out (softmax, log-sum-exp).
+func maxKeep(x *G.Node, axis int) (*G.Node, error) {
+	s := x.Shape()
+	keep, _, err := normAxes(s, []int{axis})
+	if err != nil {
+		return nil, err
+	}
+	if axis < 0 {
+		axis += len(s)
+	}
+	inner := 1
+	for _, d := range s[axis+1:] {
+		inner *= d
+	}
+	op := &constOp{base: newBase("MaxKeep", fmt.Sprint(axis), keep, x), kind: constMax, src: s, axis: axis, inner: inner}
+	return apply(op, x)
+}
+
+func (op *constOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *constOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return constDo[float64](op, dst, in[0]) },
+		func() (G.Value, error) { return constDo[float32](op, dst, in[0]) })
+}
+
+func constDo[T Float](op *constOp, dst, xv G.Value) (G.Value, error) {
+	v, y := output[T](dst, op.out)
+	switch op.kind {
+	case constFill:
+		c := T(op.fill)
+		for i := range y {
+			y[i] = c
+		}
+		return v, nil
+	}
+	x, err := elems[T](xv)
+	if err != nil {
+		return nil, err
+	}
+	switch op.kind {
+	case constStop:
+		if len(x) != len(y) {
+			return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), len(y))
+		}
+		copy(y, x)
+	case constMax:
+		n := op.src[op.axis]
+		if len(x) != op.src.TotalSize() {
+			return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), op.src.TotalSize())
+		}
+		outer := len(y) / op.inner
+		for o := 0; o < outer; o++ {
+			for i := 0; i < op.inner; i++ {
+				m := T(math.Inf(-1))
+				base := o*n*op.inner + i
+				for k := 0; k < n; k++ {
+					if e := x[base+k*op.inner]; e > m || e != e {
+						m = e
+					}
+				}
+				y[o*op.inner+i] = m
+			}
+		}
+	}
+	return v, nil
+}
+
+func (op *constOp) VJP(in []*G.Node, _, _ *G.Node, _ []bool) ([]*G.Node, error) {
+	return []*G.Node{nil}, nil
+}
