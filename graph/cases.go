@@ -182,6 +182,8 @@ func OpCases() []OpCase {
 			return Col2Im(x, tensor.Shape{2, 2, 4, 4}, 3, 3, Geometry{PadH: 1, PadW: 1, StrideH: 2, StrideW: 1})
 		})},
 		{Name: "Conv2d (pad 1)", Inputs: inputs(shaped(normal, 2, 2, 5, 5), shaped(normal, 3, 2, 3, 3)), F: conv(Geometry{PadH: 1, PadW: 1})},
+		{Name: "Conv2d (same, even kernel)", Inputs: inputs(shaped(normal, 1, 2, 4, 5), shaped(normal, 2, 2, 2, 4)), F: conv(SamePadding(2, 4))},
+		{Name: "Conv2d (window wider than input)", Inputs: inputs(shaped(normal, 2, 2, 1, 2), shaped(normal, 2, 2, 3, 3)), F: conv(Geometry{StrideH: 2, StrideW: 2, PadH: 1, PadW: 1})},
 		{Name: "Conv2d (stride 2)", Inputs: inputs(shaped(normal, 1, 2, 6, 5), shaped(normal, 2, 2, 2, 3)), F: conv(Geometry{StrideH: 2, StrideW: 2})},
 		{Name: "MaxPool2d", Inputs: inputs(shaped(distinct, 2, 2, 4, 4)), F: one(func(x *G.Node) (*G.Node, error) { return MaxPool2d(x, 2, 2, Geometry{}) })},
 		{Name: "MaxPool2d (3x3 s2 p1)", Inputs: inputs(shaped(distinct, 1, 2, 5, 5)), F: one(func(x *G.Node) (*G.Node, error) {

@@ -75,10 +75,8 @@ func GradGradCheck(f Func, inputs []*tensor.Dense, opt CheckOptions) (CheckResul
 func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckResult, error) {
 	opt = opt.withDefaults()
 	res := CheckResult{Order: order}
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 	g := G.NewGraph()
 	nodes := make([]*G.Node, len(inputs))
-	data := make([][]float64, len(inputs))
 	for i, in := range inputs {
 		if in.Dtype() != tensor.Float64 {
 			return res, fmt.Errorf("graph: checks run in float64; input %d is %v", i, in.Dtype())
@@ -86,12 +84,10 @@ func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckRe
 		name := fmt.Sprintf("x%d", i)
 		if len(in.Shape()) == 0 {
 			v := G.NewF64(in.Float64s()[0])
-			data[i], _ = elems[float64](v)
 			nodes[i] = G.NewScalar(g, tensor.Float64, G.WithName(name), G.WithValue(v))
 			continue
 		}
 		c := in.Clone().(*tensor.Dense)
-		data[i] = c.Float64s()
 		nodes[i] = G.NewTensor(g, tensor.Float64, len(c.Shape()), G.WithShape(c.Shape()...), G.WithName(name), G.WithValue(c))
 	}
 	wrt := opt.Wrt
@@ -111,7 +107,42 @@ func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckRe
 	if err != nil {
 		return res, fmt.Errorf("graph: building the checked function: %w", err)
 	}
-	cost, err := weighted(g, y, rng, "check.w")
+	return checkNodes(y, wrtNodes, opt, order)
+}
+
+// GradCheckNodes is GradCheck for a function already built: y's derivatives with respect to
+// the input nodes wrt, which must be bound to float64 values (perturbed in place during the
+// check and restored after).
+func GradCheckNodes(y *G.Node, wrt []*G.Node, opt CheckOptions) (CheckResult, error) {
+	return checkNodes(y, wrt, opt.withDefaults(), 1)
+}
+
+// GradGradCheckNodes is GradGradCheck for a function already built; see GradCheckNodes.
+func GradGradCheckNodes(y *G.Node, wrt []*G.Node, opt CheckOptions) (CheckResult, error) {
+	return checkNodes(y, wrt, opt.withDefaults(), 2)
+}
+
+func checkNodes(y *G.Node, wrtNodes []*G.Node, opt CheckOptions, order int) (CheckResult, error) {
+	res := CheckResult{Order: order}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15^uint64(order)))
+	g := y.Graph()
+	data := make([][]float64, len(wrtNodes))
+	for k, n := range wrtNodes {
+		if n.Op() != nil {
+			return res, fmt.Errorf("graph: checks differentiate input nodes; %s is computed", n.Name())
+		}
+		v := n.Value()
+		if v == nil || v.Dtype() != tensor.Float64 {
+			return res, fmt.Errorf("graph: checks run in float64; input %s is bound to %v", n.Name(), v)
+		}
+		var err error
+		if data[k], err = Elements[float64](v); err != nil {
+			return res, err
+		}
+	}
+	// Node names must be new to the graph: gorgonia merges input nodes of equal names.
+	tag := len(g.AllNodes())
+	cost, err := weighted(g, y, rng, fmt.Sprintf("check.w.%d", tag))
 	if err != nil {
 		return res, err
 	}
@@ -125,7 +156,7 @@ func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckRe
 		}
 		dirs := make([]*G.Node, len(grads))
 		for k, gn := range grads {
-			if dirs[k], err = randomInput(g, gn.Shape(), rng, fmt.Sprintf("check.v%d", k)); err != nil {
+			if dirs[k], err = randomInput(g, gn.Shape(), rng, fmt.Sprintf("check.v%d.%d", k, tag)); err != nil {
 				return res, err
 			}
 		}
@@ -157,8 +188,8 @@ func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckRe
 		}
 		return prog.Scalar(target)
 	}
-	for k, i := range wrt {
-		x := data[i]
+	for k := range wrtNodes {
+		x := data[k]
 		for j := range x {
 			num, err := derivative(x, j, opt.Step, eval)
 			if err != nil {
@@ -174,7 +205,7 @@ func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckRe
 			res.MaxAbsErr = math.Max(res.MaxAbsErr, abs)
 			if rel > res.MaxRelErr || res.Worst == "" {
 				res.MaxRelErr = rel
-				res.Worst = fmt.Sprintf("input %d[%d]: analytic %.10g, numeric %.10g", i, j, a, num)
+				res.Worst = fmt.Sprintf("%s[%d]: analytic %.10g, numeric %.10g", wrtNodes[k].Name(), j, a, num)
 			}
 		}
 	}

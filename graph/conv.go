@@ -9,21 +9,33 @@ import (
 
 // Geometry sets the stride and zero padding of a 2-D convolution or pooling window. A zero
 // stride means 1 for Conv2d and Im2Col, and the window size for the pools (PyTorch's defaults).
+// PadH and PadW pad both sides; ExtraBottom and ExtraRight add rows and columns on the bottom
+// and right only, as TensorFlow's "same" padding does for even kernels (see SamePadding).
 type Geometry struct {
-	StrideH, StrideW int
-	PadH, PadW       int
+	StrideH, StrideW        int
+	PadH, PadW              int
+	ExtraBottom, ExtraRight int
+}
+
+// SamePadding is the stride-1 geometry whose output has the input's height and width for a
+// kh×kw kernel, padded like Keras/TensorFlow padding="same" (the odd pixel goes bottom/right).
+func SamePadding(kh, kw int) Geometry {
+	return Geometry{PadH: (kh - 1) / 2, PadW: (kw - 1) / 2, ExtraBottom: (kh - 1) % 2, ExtraRight: (kw - 1) % 2}
 }
 
 // window is the full geometry of a sliding window over an NCHW input.
 type window struct {
-	N, C, H, W, KH, KW, SH, SW, PH, PW, OH, OW int
+	N, C, H, W, KH, KW, SH, SW, OH, OW int
+	PH, PW                             int // top and left padding
+	PB, PR                             int // bottom and right padding
 }
 
 func newWindow(s tensor.Shape, kh, kw int, g Geometry, defaultStrideIsKernel bool) (window, error) {
 	if len(s) != 4 {
 		return window{}, fmt.Errorf("graph: sliding window over shape %v; want N×C×H×W", shapeString(s))
 	}
-	w := window{N: s[0], C: s[1], H: s[2], W: s[3], KH: kh, KW: kw, SH: g.StrideH, SW: g.StrideW, PH: g.PadH, PW: g.PadW}
+	w := window{N: s[0], C: s[1], H: s[2], W: s[3], KH: kh, KW: kw, SH: g.StrideH, SW: g.StrideW,
+		PH: g.PadH, PW: g.PadW, PB: g.PadH + g.ExtraBottom, PR: g.PadW + g.ExtraRight}
 	if w.SH == 0 {
 		w.SH = 1
 		if defaultStrideIsKernel {
@@ -36,19 +48,20 @@ func newWindow(s tensor.Shape, kh, kw int, g Geometry, defaultStrideIsKernel boo
 			w.SW = kw
 		}
 	}
-	if kh <= 0 || kw <= 0 || w.SH < 0 || w.SW < 0 || w.PH < 0 || w.PW < 0 {
+	if kh <= 0 || kw <= 0 || w.SH < 0 || w.SW < 0 || w.PH < 0 || w.PW < 0 || w.PB < 0 || w.PR < 0 {
 		return window{}, fmt.Errorf("graph: bad window %dx%d with %+v", kh, kw, g)
 	}
-	w.OH = (w.H+2*w.PH-kh)/w.SH + 1
-	w.OW = (w.W+2*w.PW-kw)/w.SW + 1
-	if w.H+2*w.PH < kh || w.W+2*w.PW < kw {
-		return window{}, fmt.Errorf("graph: window %dx%d larger than padded input %dx%d", kh, kw, w.H+2*w.PH, w.W+2*w.PW)
+	ph, pw := w.H+w.PH+w.PB, w.W+w.PW+w.PR
+	if ph < kh || pw < kw {
+		return window{}, fmt.Errorf("graph: window %dx%d larger than padded input %dx%d", kh, kw, ph, pw)
 	}
+	w.OH = (ph-kh)/w.SH + 1
+	w.OW = (pw-kw)/w.SW + 1
 	return w, nil
 }
 
 func (w window) String() string {
-	return fmt.Sprintf("%dx%dx%dx%d k%dx%d s%dx%d p%dx%d", w.N, w.C, w.H, w.W, w.KH, w.KW, w.SH, w.SW, w.PH, w.PW)
+	return fmt.Sprintf("%dx%dx%dx%d k%dx%d s%dx%d p%d,%d,%d,%d", w.N, w.C, w.H, w.W, w.KH, w.KW, w.SH, w.SW, w.PH, w.PB, w.PW, w.PR)
 }
 
 func (w window) inShape() tensor.Shape   { return tensor.Shape{w.N, w.C, w.H, w.W} }
@@ -113,7 +126,7 @@ func (op *im2colOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func im2colDo[T Float](op *im2colOp, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +153,7 @@ func im2colDo[T Float](op *im2colOp, dst, xv G.Value) (G.Value, error) {
 				// Output columns lo … hi−1 read input columns inside the image.
 				lo := ceilDiv(w.PW-kw, w.SW)
 				lo = max(lo, 0)
-				hi := min((w.W-1+w.PW-kw)/w.SW+1, w.OW)
+				hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
 				hi = max(hi, lo)
 				for n := 0; n < w.N; n++ {
 					plane := img[(n*w.C+c)*w.H*w.W:][:w.H*w.W]
@@ -183,6 +196,15 @@ func im2colDo[T Float](op *im2colOp, dst, xv G.Value) (G.Value, error) {
 		}
 	}
 	return v, nil
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0 and any sign of a.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // ceilDiv is ⌈a/b⌉ for b > 0 and any sign of a.
@@ -289,8 +311,8 @@ func MaxPool2d(x *G.Node, kh, kw int, g Geometry) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.PH*2 > kh || w.PW*2 > kw {
-		return nil, fmt.Errorf("graph: MaxPool2d padding %dx%d exceeds half the window %dx%d", w.PH, w.PW, kh, kw)
+	if max(w.PH, w.PB)*2 > kh || max(w.PW, w.PR)*2 > kw {
+		return nil, fmt.Errorf("graph: MaxPool2d padding %+v exceeds half the window %dx%d", g, kh, kw)
 	}
 	return poolGather(x, x, w)
 }
@@ -314,11 +336,11 @@ func (op *poolOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func poolDo[T Float](op *poolOp, dst, selv, vv G.Value) (G.Value, error) {
-	sel, err := elems[T](selv)
+	sel, err := Elements[T](selv)
 	if err != nil {
 		return nil, err
 	}
-	src, err := elems[T](vv)
+	src, err := Elements[T](vv)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func (op *unaryOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
@@ -289,11 +289,11 @@ func (op *binaryOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
-	a, err := elems[T](av)
+	a, err := Elements[T](av)
 	if err != nil {
 		return nil, err
 	}
-	b, err := elems[T](bv)
+	b, err := Elements[T](bv)
 	if err != nil {
 		return nil, err
 	}

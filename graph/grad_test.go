@@ -503,3 +503,18 @@ func TestCompiledGradientMemoryIsFlat(t *testing.T) {
 		t.Errorf("%.0f bytes allocated per steady-state run; want ≤ 4096", bytesPerRun)
 	}
 }
+
+func TestSamePaddingKeepsSpatialSize(t *testing.T) {
+	g := G.NewGraph()
+	for _, k := range []int{2, 3, 4, 5, 6} {
+		x := G.NewTensor(g, tensor.Float64, 4, G.WithShape(1, 1, 7, 8), G.WithName(fmt.Sprint("x", k)))
+		w := G.NewTensor(g, tensor.Float64, 4, G.WithShape(2, 1, k, k), G.WithName(fmt.Sprint("w", k)))
+		y, err := Conv2d(x, w, SamePadding(k, k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := y.Shape(); !s.Eq(tensor.Shape{1, 2, 7, 8}) {
+			t.Errorf("kernel %d: shape %v, want (1, 2, 7, 8)", k, s)
+		}
+	}
+}

@@ -65,11 +65,11 @@ func (op *matMulOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value) (G.Value, error) {
-	a, err := elems[T](av)
+	a, err := Elements[T](av)
 	if err != nil {
 		return nil, err
 	}
-	b, err := elems[T](bv)
+	b, err := Elements[T](bv)
 	if err != nil {
 		return nil, err
 	}

@@ -127,9 +127,10 @@ func checkDtype(n *G.Node) error {
 	return fmt.Errorf("graph: node %s has dtype %v; only float32 and float64 are supported", n.Name(), n.Dtype())
 }
 
-// elems returns the elements of v as []T without copying; a scalar is a one-element slice
+// Elements returns the elements of a float32 or float64 value (tensor or scalar) as []T without
+// copying, so that writing to them changes the value; a scalar is a one-element slice
 // aliasing it.
-func elems[T Float](v G.Value) ([]T, error) {
+func Elements[T Float](v G.Value) ([]T, error) {
 	var zero T
 	switch x := v.(type) {
 	case *tensor.Dense:
@@ -181,7 +182,7 @@ func output[T Float](dst G.Value, s tensor.Shape) (G.Value, []T) {
 		}
 	}
 	if d, ok := dst.(*tensor.Dense); ok && !d.IsView() && d.Shape().Eq(s) {
-		if out, err := elems[T](d); err == nil {
+		if out, err := Elements[T](d); err == nil {
 			return d, out
 		}
 	}

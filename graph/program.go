@@ -148,13 +148,13 @@ func (p *Program) Scalar(n *G.Node) (float64, error) {
 func ToFloat64s(v G.Value) ([]float64, error) {
 	switch v.Dtype() {
 	case tensor.Float64:
-		s, err := elems[float64](v)
+		s, err := Elements[float64](v)
 		if err != nil {
 			return nil, err
 		}
 		return append([]float64(nil), s...), nil
 	case tensor.Float32:
-		s, err := elems[float32](v)
+		s, err := Elements[float32](v)
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ func (op *sumToOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func sumToDo[T Float](op *sumToOp, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (op *broadcastToOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func constDo[T Float](op *constOp, dst, xv G.Value) (G.Value, error) {
 		}
 		return v, nil
 	}
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func (op *reshapeOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func copyDo[T Float](out tensor.Shape, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (op *transposeOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func transposeDo[T Float](op *transposeOp, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func concatDo[T Float](op *concatOp, dst G.Value, in []G.Value) (G.Value, error)
 	outer := len(y) / total
 	off := 0
 	for k, xv := range in {
-		x, err := elems[T](xv)
+		x, err := Elements[T](xv)
 		if err != nil {
 			return nil, err
 		}
@@ -313,7 +313,7 @@ func (op *sliceOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func sliceDo[T Float](op *sliceOp, dst, xv G.Value) (G.Value, error) {
-	x, err := elems[T](xv)
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
