@@ -250,3 +250,28 @@ func fill(v *tensor.Dense, c float64) error {
 	}
 	return nil
 }
+
+// Rebind builds with the net's parameters standing for other nodes: while build runs, every
+// layer reads nodes[i] where it would read the i-th parameter's node, so that the model can be
+// applied at computed parameters (an unrolled optimizer step θ − η∇L, for instance). nodes
+// must match Params in number and shapes.
+func (n *Net) Rebind(nodes []*G.Node, build func() error) error {
+	if len(nodes) != len(n.params) {
+		return fmt.Errorf("layers: Rebind with %d nodes for %d parameters", len(nodes), len(n.params))
+	}
+	for i, p := range n.params {
+		if nodes[i] == nil || !nodes[i].Shape().Eq(p.Node.Shape()) {
+			return fmt.Errorf("layers: Rebind of %s (shape %v) to a node of another shape", p.Name, p.Node.Shape())
+		}
+	}
+	saved := make([]*G.Node, len(n.params))
+	for i, p := range n.params {
+		saved[i], p.Node = p.Node, nodes[i]
+	}
+	defer func() {
+		for i, p := range n.params {
+			p.Node = saved[i]
+		}
+	}()
+	return build()
+}
