@@ -1,0 +1,363 @@
+package hypergrad
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/samplers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Chain is one inner run of a bilevel optimization: a problem on a graph of its own whose
+// hyperparameter nodes are bound to the shared λ tensors, the optimizer or Langevin sampler that
+// moves its θ, and hooks. Chains differ in their initial θ and their randomness; Eq. 6 and the
+// (2,ν_t)-Fisher distances average over them.
+type Chain struct {
+	Problem *Problem
+	// InnerLoss is what Inner descends (nil: Problem.Train). With decoupled weight decay it is
+	// the training loss without the penalty, and AfterStep applies the decay; Problem.Train
+	// keeps the penalty, so that ∇_θ L_T and the Fisher distance include λ⊙θ as in the paper's
+	// code.
+	InnerLoss func(theta []*G.Node, k int) (*G.Node, error)
+	Inner     samplers.Optimizer
+	AfterStep func() error
+	// Bind rebinds the batch inputs before inner step t (nil: fixed batches).
+	Bind func(t int) error
+
+	prog      *graph.Program
+	grads     []*G.Node // ∇_θ InnerLoss
+	sqA       *G.Node   // ‖a_t‖²
+	regGrads  []*G.Node // ∇_λ ½‖a_t‖² at fixed θ_t
+	risk      *Unrolled
+	paramVals []*tensor.Dense
+}
+
+// Bilevel is Algorithm 1 of the PAC-Bayes paper (SPEC A.6) over one or more chains.
+type Bilevel struct {
+	Chains []*Chain
+	// Lambda are the hyperparameter values, bound to every chain's Problem.Hypers.
+	Lambda []*tensor.Dense
+	// Outer steps λ (RMSprop with lr 1e-2 in the paper).
+	Outer                  samplers.Optimizer
+	InnerSteps, HyperSteps int
+	// RiskLR is the η of the T1–T2 risk hypergradient: the inner step size.
+	RiskLR float64
+	// Zeta weighs the Fisher-distance regularizer (0: Eq. 1, the plain T1–T2 hyper-descent),
+	// in the given Form: SqrtSum offline (gradient ζ Σ_t ∇½‖a_t‖² / √Σ_t‖a_t‖², once per
+	// hyper-step) or Sum online (λ steps on ζ ∇‖a_t‖ after every inner step).
+	Zeta float64
+	Form Form
+	// Project, if set, is applied to λ after every outer step (the paper leaves λ
+	// unconstrained).
+	Project func(lambda []*tensor.Dense) error
+	// OnHyperStep sees every hyper-step's record; an error stops the run.
+	OnHyperStep func(HyperStep) error
+	// Workers runs chains in parallel; results do not depend on it.
+	Workers int
+}
+
+// HyperStep records one outer iteration, averaged over chains.
+type HyperStep struct {
+	Step        int
+	ValLoss     float64 // C at the end of the inner run
+	Distance    float64 // √(Σ_t ‖a_t‖²), the paper's regularizer value
+	Regularizer float64 // ζ times the distance in the chosen form
+	HyperNorm   float64 // ‖hypergradient‖ of the outer step
+}
+
+func (b *Bilevel) validate() error {
+	if len(b.Chains) == 0 || b.Outer == nil || b.InnerSteps <= 0 || b.HyperSteps <= 0 {
+		return fmt.Errorf("hypergrad: Bilevel needs chains, an outer optimizer and positive step counts")
+	}
+	if b.RiskLR <= 0 || b.Zeta < 0 {
+		return fmt.Errorf("hypergrad: RiskLR %v must be positive and Zeta %v non-negative", b.RiskLR, b.Zeta)
+	}
+	for ci, c := range b.Chains {
+		if c == nil || c.Problem == nil || c.Inner == nil {
+			return fmt.Errorf("hypergrad: chain %d lacks a problem or an inner optimizer", ci)
+		}
+		if err := c.Problem.validate(); err != nil {
+			return fmt.Errorf("chain %d: %w", ci, err)
+		}
+		if len(c.Problem.Hypers) != len(b.Lambda) {
+			return fmt.Errorf("hypergrad: chain %d has %d hyperparameter nodes for %d λ tensors", ci, len(c.Problem.Hypers), len(b.Lambda))
+		}
+		for i, h := range c.Problem.Hypers {
+			if h.Value() != G.Value(b.Lambda[i]) {
+				return fmt.Errorf("hypergrad: chain %d's %s is not bound to the shared λ tensor %d", ci, h.Name(), i)
+			}
+		}
+	}
+	return nil
+}
+
+// prepare compiles a chain's programs.
+func (b *Bilevel) prepare(c *Chain) error {
+	p := c.Problem
+	inner := c.InnerLoss
+	if inner == nil {
+		inner = p.Train
+	}
+	li, err := inner(p.Params, 0)
+	if err != nil {
+		return err
+	}
+	if c.grads, err = graph.Grad(li, p.Params...); err != nil {
+		return err
+	}
+	outs := append([]*G.Node{}, c.grads...)
+	if b.Zeta > 0 {
+		lt, err := p.Train(p.Params, 0)
+		if err != nil {
+			return err
+		}
+		lv, err := p.Val(p.Params)
+		if err != nil {
+			return err
+		}
+		gt, err := graph.Grad(lt, p.Params...)
+		if err != nil {
+			return err
+		}
+		gv, err := graph.Grad(lv, p.Params...)
+		if err != nil {
+			return err
+		}
+		a := make([]*G.Node, len(gt))
+		for i := range gt {
+			if a[i], err = graph.Sub(gt[i], gv[i]); err != nil {
+				return err
+			}
+		}
+		if c.sqA, err = graph.SquaredNorm(a...); err != nil {
+			return err
+		}
+		half, err := graph.Scale(c.sqA, 0.5)
+		if err != nil {
+			return err
+		}
+		if c.regGrads, err = graph.Grad(half, p.Hypers...); err != nil {
+			return err
+		}
+		outs = append(append(outs, c.sqA), c.regGrads...)
+	}
+	if c.prog, err = graph.Compile(outs...); err != nil {
+		return err
+	}
+	if c.risk, err = NewT1T2(p, b.RiskLR); err != nil {
+		return err
+	}
+	c.paramVals = values(p.Params)
+	return nil
+}
+
+// stepResult is what one chain's inner step produced.
+type stepResult struct {
+	sq  float64
+	reg [][]float64
+}
+
+func (b *Bilevel) innerStep(ctx context.Context, c *Chain, t int) (stepResult, error) {
+	var r stepResult
+	if c.Bind != nil {
+		if err := c.Bind(t); err != nil {
+			return r, err
+		}
+	}
+	if err := c.prog.Run(ctx); err != nil {
+		return r, err
+	}
+	grads := make([]G.Value, len(c.grads))
+	for i, g := range c.grads {
+		v, err := c.prog.Value(g)
+		if err != nil {
+			return r, err
+		}
+		grads[i] = v
+	}
+	if b.Zeta > 0 {
+		var err error
+		if r.sq, err = c.prog.Scalar(c.sqA); err != nil {
+			return r, err
+		}
+		r.reg = make([][]float64, len(c.regGrads))
+		for i, g := range c.regGrads {
+			if r.reg[i], err = c.prog.Float64s(g); err != nil {
+				return r, err
+			}
+		}
+	}
+	if err := c.Inner.Step(c.paramVals, grads); err != nil {
+		return r, fmt.Errorf("inner step %d: %w", t, err)
+	}
+	if c.AfterStep != nil {
+		if err := c.AfterStep(); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// parallel runs f for every chain on up to Workers goroutines, returning the first error in
+// chain order.
+func (b *Bilevel) parallel(f func(ci int) error) error {
+	workers := max(1, min(b.Workers, len(b.Chains)))
+	errs := make([]error, len(b.Chains))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ci := range next {
+				errs[ci] = f(ci)
+			}
+		}()
+	}
+	for ci := range b.Chains {
+		next <- ci
+	}
+	close(next)
+	wg.Wait()
+	for ci, err := range errs {
+		if err != nil {
+			return fmt.Errorf("chain %d: %w", ci, err)
+		}
+	}
+	return nil
+}
+
+// Run performs HyperSteps outer iterations and returns their records.
+func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
+	if err := b.validate(); err != nil {
+		return nil, err
+	}
+	for _, c := range b.Chains {
+		if err := b.prepare(c); err != nil {
+			return nil, err
+		}
+	}
+	nc := float64(len(b.Chains))
+	var history []HyperStep
+	reg := Regularizer{Form: b.Form, Zeta: b.Zeta}
+	for h := 0; h < b.HyperSteps; h++ {
+		reg.Reset()
+		acc := zerosLike(b.Lambda) // Σ_t mean_c ∇_λ ½‖a_t‖²
+		results := make([]stepResult, len(b.Chains))
+		for t := 0; t < b.InnerSteps; t++ {
+			if err := ctx.Err(); err != nil {
+				return history, err
+			}
+			if err := b.parallel(func(ci int) (err error) {
+				results[ci], err = b.innerStep(ctx, b.Chains[ci], t)
+				return err
+			}); err != nil {
+				return history, fmt.Errorf("hyper-step %d: %w", h+1, err)
+			}
+			if b.Zeta == 0 {
+				continue
+			}
+			sq := 0.0
+			step := zerosLike(b.Lambda)
+			for _, r := range results {
+				sq += r.sq / nc
+				addScaled(step, r.reg, 1/nc)
+			}
+			if err := reg.Add(sq); err != nil {
+				return history, err
+			}
+			addScaled(acc, step, 1)
+			if b.Form == Sum && sq > 0 {
+				// online (C.3): a step on ζ‖a_t‖, whose gradient is ζ ∇½‖a_t‖² / ‖a_t‖
+				scaleAll(step, b.Zeta/math.Sqrt(sq))
+				if err := b.outerStep(step); err != nil {
+					return history, err
+				}
+			}
+		}
+		risks := make([]Estimate, len(b.Chains))
+		if err := b.parallel(func(ci int) (err error) {
+			risks[ci], err = b.Chains[ci].risk.Estimate(ctx)
+			return err
+		}); err != nil {
+			return history, err
+		}
+		g := zerosLike(b.Lambda)
+		rec := HyperStep{Step: h + 1, Distance: reg.Distance(), Regularizer: reg.Value()}
+		for _, e := range risks {
+			addScaled(g, e.Grad, 1/nc)
+			rec.ValLoss += e.Value / nc
+		}
+		if b.Zeta > 0 && b.Form == SqrtSum {
+			addScaled(g, acc, reg.GradientScale())
+		}
+		rec.HyperNorm = norm(g)
+		if err := b.outerStep(g); err != nil {
+			return history, err
+		}
+		history = append(history, rec)
+		if b.OnHyperStep != nil {
+			if err := b.OnHyperStep(rec); err != nil {
+				return history, err
+			}
+		}
+	}
+	return history, nil
+}
+
+func (b *Bilevel) outerStep(g [][]float64) error {
+	grads := make([]G.Value, len(g))
+	for i, l := range b.Lambda {
+		for _, x := range g[i] {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("hypergrad: the hypergradient is not finite")
+			}
+		}
+		t := tensor.New(tensor.Of(l.Dtype()), tensor.WithShape(l.Shape()...))
+		set([]*tensor.Dense{t}, g[i])
+		grads[i] = t
+	}
+	if err := b.Outer.Step(b.Lambda, grads); err != nil {
+		return err
+	}
+	if b.Project != nil {
+		return b.Project(b.Lambda)
+	}
+	return nil
+}
+
+func zerosLike(ts []*tensor.Dense) [][]float64 {
+	out := make([][]float64, len(ts))
+	for i, t := range ts {
+		out[i] = make([]float64, t.Shape().TotalSize())
+	}
+	return out
+}
+
+func addScaled(dst, src [][]float64, s float64) {
+	for i := range dst {
+		for j := range dst[i] {
+			dst[i][j] += s * src[i][j]
+		}
+	}
+}
+
+func scaleAll(x [][]float64, s float64) {
+	for i := range x {
+		for j := range x[i] {
+			x[i][j] *= s
+		}
+	}
+}
+
+func norm(x [][]float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += dot(v, v)
+	}
+	return math.Sqrt(s)
+}

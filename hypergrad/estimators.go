@@ -1,0 +1,339 @@
+package hypergrad
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/hyperflat/hyperflat/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Estimate is a validation objective's value and its hypergradient, one []float64 per
+// hyperparameter tensor.
+type Estimate struct {
+	Value float64
+	Grad  [][]float64
+}
+
+// Estimator computes the hypergradient at the parameters' current values.
+type Estimator interface {
+	Estimate(ctx context.Context) (Estimate, error)
+}
+
+// Unrolled differentiates the validation objective through K steps of gradient descent
+// θ_{k+1} = θ_k − LR·∇_θ L_T(θ_k, λ) from the current θ_0 (truncated backpropagation). K = 0
+// keeps only the direct dependence of C on λ; K = 1 is T1–T2.
+type Unrolled struct {
+	k      int
+	prog   *graph.Program
+	value  *G.Node
+	grads  []*G.Node
+	thetaK []*G.Node
+}
+
+// NewUnrolled builds the K-step estimator for p, unrolling steps of size lr.
+func NewUnrolled(p *Problem, k int, lr float64) (*Unrolled, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("hypergrad: unrolling %d steps", k)
+	}
+	theta := p.Params
+	for step := 0; step < k; step++ {
+		next, err := descend(p, theta, step, lr)
+		if err != nil {
+			return nil, err
+		}
+		theta = next
+	}
+	c, err := p.Val(theta)
+	if err != nil {
+		return nil, err
+	}
+	grads, err := graph.Grad(c, p.Hypers...)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := graph.Compile(append([]*G.Node{c}, grads...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Unrolled{k: k, prog: prog, value: c, grads: grads, thetaK: theta}, nil
+}
+
+// NewT1T2 is the one-step estimator of Luketina et al. (2016), NewUnrolled(p, 1, lr): the
+// exact gradient of λ ↦ C(θ − lr·∇_θ L_T(θ, λ), λ) at the current θ.
+func NewT1T2(p *Problem, lr float64) (*Unrolled, error) { return NewUnrolled(p, 1, lr) }
+
+// descend is one symbolic gradient-descent step.
+func descend(p *Problem, theta []*G.Node, step int, lr float64) ([]*G.Node, error) {
+	l, err := p.Train(theta, step)
+	if err != nil {
+		return nil, err
+	}
+	g, err := graph.Grad(l, theta...)
+	if err != nil {
+		return nil, err
+	}
+	next := make([]*G.Node, len(theta))
+	for i := range theta {
+		s, err := graph.Scale(g[i], lr)
+		if err != nil {
+			return nil, err
+		}
+		if next[i], err = graph.Sub(theta[i], s); err != nil {
+			return nil, err
+		}
+	}
+	return next, nil
+}
+
+// Estimate runs the unrolled graph.
+func (u *Unrolled) Estimate(ctx context.Context) (Estimate, error) {
+	return run(ctx, u.prog, u.value, u.grads)
+}
+
+func run(ctx context.Context, prog *graph.Program, value *G.Node, grads []*G.Node) (Estimate, error) {
+	if err := prog.Run(ctx); err != nil {
+		return Estimate{}, err
+	}
+	var e Estimate
+	var err error
+	if e.Value, err = prog.Scalar(value); err != nil {
+		return Estimate{}, err
+	}
+	e.Grad = make([][]float64, len(grads))
+	for i, g := range grads {
+		if e.Grad[i], err = prog.Float64s(g); err != nil {
+			return Estimate{}, err
+		}
+	}
+	return e, nil
+}
+
+// InverseMethod chooses how Implicit applies H⁻¹.
+type InverseMethod int
+
+const (
+	// CG solves H w = v by conjugate gradients (H must be positive definite).
+	CG InverseMethod = iota
+	// Neumann approximates H⁻¹ v ≈ α Σ_{j=0}^{J} (I − αH)^j v (Lorraine et al. 2019).
+	Neumann
+)
+
+// Implicit is the implicit-function-theorem hypergradient at a stationary point of the
+// training objective: ∂_λ C − (∂²L_T/∂λ∂θ)ᵀ H⁻¹ ∇_θ C.
+type Implicit struct {
+	Method InverseMethod
+	Iters  int     // CG iterations or Neumann terms (default 50)
+	Alpha  float64 // Neumann step α (below 2/‖H‖; default 0.01)
+	Tol    float64 // CG stops when ‖r‖ ≤ Tol·‖v‖ (default 1e-10)
+
+	valProg   *graph.Program
+	value     *G.Node
+	direct    []*G.Node
+	gradC     []*G.Node
+	hvpProg   *graph.Program
+	hvpIn     []*tensor.Dense
+	hvpOut    []*G.Node
+	mixedProg *graph.Program
+	mixedIn   []*tensor.Dense
+	mixedOut  []*G.Node
+	sizes     []int
+}
+
+// NewImplicit builds the programs the implicit estimator runs.
+func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	im := &Implicit{Method: method, Iters: iters, Alpha: 0.01, Tol: 1e-10}
+	if im.Iters <= 0 {
+		im.Iters = 50
+	}
+	c, err := p.Val(p.Params)
+	if err != nil {
+		return nil, err
+	}
+	all, err := graph.Grad(c, append(append([]*G.Node{}, p.Hypers...), p.Params...)...)
+	if err != nil {
+		return nil, err
+	}
+	im.value, im.direct, im.gradC = c, all[:len(p.Hypers)], all[len(p.Hypers):]
+	if im.valProg, err = graph.Compile(append([]*G.Node{c}, all...)...); err != nil {
+		return nil, err
+	}
+	l, err := p.Train(p.Params, 0)
+	if err != nil {
+		return nil, err
+	}
+	vs, vals := inputsLike(p.Params, "implicit.v")
+	im.hvpIn = vals
+	if im.hvpOut, err = graph.HVP(l, p.Params, vs); err != nil {
+		return nil, err
+	}
+	if im.hvpProg, err = graph.Compile(im.hvpOut...); err != nil {
+		return nil, err
+	}
+	ws, wvals := inputsLike(p.Params, "implicit.w")
+	im.mixedIn = wvals
+	if im.mixedOut, err = graph.MixedVJP(l, p.Params, ws, p.Hypers); err != nil {
+		return nil, err
+	}
+	if im.mixedProg, err = graph.Compile(im.mixedOut...); err != nil {
+		return nil, err
+	}
+	for _, n := range p.Params {
+		im.sizes = append(im.sizes, n.Shape().TotalSize())
+	}
+	return im, nil
+}
+
+// inputsLike adds input nodes shaped and typed like nodes, bound to zero tensors.
+func inputsLike(nodes []*G.Node, prefix string) ([]*G.Node, []*tensor.Dense) {
+	out := make([]*G.Node, len(nodes))
+	vals := make([]*tensor.Dense, len(nodes))
+	for i, n := range nodes {
+		s := n.Shape()
+		vals[i] = tensor.New(tensor.Of(n.Dtype()), tensor.WithShape(s...))
+		out[i] = G.NewTensor(n.Graph(), n.Dtype(), len(s), G.WithShape(s...), G.WithName(fmt.Sprintf("%s.%d.%s", prefix, i, n.Name())), G.WithValue(vals[i]))
+	}
+	return out, vals
+}
+
+// set copies a flat vector into tensors of the given sizes.
+func set(dst []*tensor.Dense, flat []float64) {
+	off := 0
+	for _, d := range dst {
+		switch x := d.Data().(type) {
+		case []float64:
+			copy(x, flat[off:off+len(x)])
+			off += len(x)
+		case []float32:
+			for j := range x {
+				x[j] = float32(flat[off+j])
+			}
+			off += len(x)
+		}
+	}
+}
+
+func (im *Implicit) hvp(ctx context.Context, v []float64) ([]float64, error) {
+	set(im.hvpIn, v)
+	if err := im.hvpProg.Run(ctx); err != nil {
+		return nil, err
+	}
+	return flatten(im.hvpProg, im.hvpOut)
+}
+
+func flatten(p *graph.Program, nodes []*G.Node) ([]float64, error) {
+	var out []float64
+	for _, n := range nodes {
+		f, err := p.Float64s(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// solve approximates H⁻¹ v.
+func (im *Implicit) solve(ctx context.Context, v []float64) ([]float64, error) {
+	n := len(v)
+	switch im.Method {
+	case Neumann:
+		// p accumulates Σ_j (I − αH)^j v; cur is the j-th term.
+		cur := append([]float64(nil), v...)
+		acc := append([]float64(nil), v...)
+		for j := 0; j < im.Iters; j++ {
+			hv, err := im.hvp(ctx, cur)
+			if err != nil {
+				return nil, err
+			}
+			for i := range cur {
+				cur[i] -= im.Alpha * hv[i]
+				acc[i] += cur[i]
+			}
+		}
+		for i := range acc {
+			acc[i] *= im.Alpha
+		}
+		return acc, nil
+	default:
+		x := make([]float64, n)
+		r := append([]float64(nil), v...)
+		d := append([]float64(nil), v...)
+		rr := dot(r, r)
+		stop := im.Tol * im.Tol * rr
+		for it := 0; it < im.Iters && rr > stop; it++ {
+			hd, err := im.hvp(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			dHd := dot(d, hd)
+			if dHd <= 0 {
+				return nil, fmt.Errorf("hypergrad: the training Hessian is not positive definite (dᵀHd = %g); use Neumann or a stationary θ", dHd)
+			}
+			alpha := rr / dHd
+			for i := range x {
+				x[i] += alpha * d[i]
+				r[i] -= alpha * hd[i]
+			}
+			next := dot(r, r)
+			for i := range d {
+				d[i] = r[i] + next/rr*d[i]
+			}
+			rr = next
+		}
+		return x, nil
+	}
+}
+
+// Estimate computes the implicit hypergradient at the current θ.
+func (im *Implicit) Estimate(ctx context.Context) (Estimate, error) {
+	base, err := run(ctx, im.valProg, im.value, append(append([]*G.Node{}, im.direct...), im.gradC...))
+	if err != nil {
+		return Estimate{}, err
+	}
+	nh := len(im.direct)
+	var v []float64
+	for _, g := range base.Grad[nh:] {
+		v = append(v, g...)
+	}
+	w, err := im.solve(ctx, v)
+	if err != nil {
+		return Estimate{}, err
+	}
+	for _, x := range w {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return Estimate{}, fmt.Errorf("hypergrad: the inverse Hessian-vector product diverged")
+		}
+	}
+	set(im.mixedIn, w)
+	if err := im.mixedProg.Run(ctx); err != nil {
+		return Estimate{}, err
+	}
+	out := Estimate{Value: base.Value, Grad: base.Grad[:nh]}
+	for i, m := range im.mixedOut {
+		mv, err := im.mixedProg.Float64s(m)
+		if err != nil {
+			return Estimate{}, err
+		}
+		for j := range out.Grad[i] {
+			out.Grad[i][j] -= mv[j]
+		}
+	}
+	return out, nil
+}
