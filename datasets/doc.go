@@ -1,0 +1,60 @@
+// Package datasets loads the datasets hyperflat's experiments use, keeps a registry of them
+// with checksums and download addresses, and provides the preprocessing the experiments
+// apply (one-hot encoding, standardization, row-wise L2 normalization, stratified splits,
+// label matrices and mini-batch iteration).
+//
+// # Datasets
+//
+// A [Dataset] holds one split of a classification or regression dataset in memory, one row
+// per example: X is row-major N×D float64, images flattened channel-first (C×H×W) with pixel
+// values scaled to [0, 1]; Y holds class indices into Classes (classification) or Target
+// holds real targets (regression). Missing values (ARFF "?") are NaN. For tables, Features
+// describes every column before encoding; a nominal column holds the index of its category.
+//
+// # Readers
+//
+// Every file format has an io.Reader-based parser, which takes a name used in error messages,
+// and a file-based wrapper taking a [context.Context]:
+//
+//   - gzip IDX (MNIST, Fashion-MNIST): [ReadIDX], [LoadIDX]
+//   - CIFAR-10 binary batches: [ReadCIFAR10], [LoadCIFAR10]
+//   - scikit-learn CSV ("n_samples,n_features,class names..." first line): [ReadSklearnCSV], [LoadSklearnCSV]
+//   - delimited tables with an optional header and a target column, such as the PMLB TSV files
+//     or the UCI blood-transfusion CSV: [ReadTable], [LoadTable], and [ReadPMLB], [LoadPMLB]
+//   - ARFF (Weka, OpenML, PROMISE): [ReadARFF], [LoadARFF]
+//   - SVHN MATLAB v5 .mat files, compressed or not: [ReadSVHN], [LoadSVHN]
+//
+// Input that is gzip-compressed is recognized by its magic bytes and decompressed. Parsers
+// never panic on bad input: every failure is an error, and a malformed file gives a
+// [*ParseError] naming the file and the line (text formats) or the byte offset (binary
+// formats) and what was expected.
+//
+// # Registry
+//
+// [Names] and [Lookup] describe the paper's 14 datasets (mnist, svhn, breast, digits, iris,
+// wine, vehicle, blood-transfusion, australian, car, phoneme, segment, credit-g, kc1) and a
+// few extras (cifar10, fashion-mnist, diabetes, boston): files relative to the data
+// directory with their SHA-256 (or, for SVHN, the official MD5 and size), class count, task,
+// expected shape, provenance and download address. [Load] reads one of them from a data
+// directory, verifying every checksum, and reports a missing file as a single
+// [*MissingError] that says where to get it. [ResolveDir] picks the data directory from a
+// flag value, the [EnvDataDir] environment variable, or the default, and [SharedDataDir]
+// finds the development copy at <repo root>/../shared/data.
+//
+// The four small scikit-learn datasets (iris, wine, breast, digits; BSD-3-Clause, notice in
+// embedded/LICENSE) are compiled into the package: [LoadEmbedded] needs no data directory,
+// and [Load] falls back to them when the data directory lacks their files.
+//
+// # Preprocessing
+//
+// [EncodeNominal] one-hot encodes nominal columns using their declared categories;
+// [FitOneHotEncoder] one-hot encodes every column, as scikit-learn's
+// OneHotEncoder(handle_unknown='ignore') does in the OpenML experiments; [FitStandardizer]
+// standardizes with statistics of the training split; [NormalizeRows] scales rows to unit L2
+// norm; [Split] and [StratifiedIndices] draw stratified splits from an explicit seeded
+// *rand.Rand; [OneHot] builds label matrices; [Batches] iterates mini-batch indices in order
+// or shuffled.
+//
+// The package has no mutable package-level state and draws randomness only from the
+// *rand.Rand its callers pass.
+package datasets

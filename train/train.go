@@ -1,0 +1,533 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/layers"
+	"github.com/hyperflat/hyperflat/losses"
+	"github.com/hyperflat/hyperflat/samplers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ErrDiverged is wrapped by the error Fit returns when a loss or gradient is NaN or infinite.
+var ErrDiverged = errors.New("training diverged")
+
+// DecayMode says how a WeightDecay acts during training.
+type DecayMode int
+
+const (
+	// Coupled adds ½ Σ λ θ² to the training loss.
+	Coupled DecayMode = iota
+	// Decoupled shrinks θ ← θ − LR·λ ⊙ θ after every optimizer step.
+	Decoupled
+)
+
+// Decay attaches weight decay to training.
+type Decay struct {
+	WD   *layers.WeightDecay
+	Mode DecayMode
+	LR   float64 // the step size η of decoupled decay
+}
+
+// EarlyStopping stops training when the monitored loss has not improved by more than MinDelta
+// for Patience epochs (Keras semantics).
+type EarlyStopping struct {
+	// Monitor is "val_loss" (the default when validation data is given) or "loss".
+	Monitor  string
+	Patience int
+	MinDelta float64
+	// RestoreBest puts back the trainable weights of the best epoch when training stops
+	// (batch-norm running statistics keep their latest values).
+	RestoreBest bool
+}
+
+// Config sets how Fit trains.
+type Config struct {
+	Epochs    int
+	BatchSize int // 0: full batch
+	// Sequential visits the training rows in order every epoch instead of reshuffling.
+	Sequential bool
+	Seed       uint64
+	// Loss is losses.Multiclass (K logits per example, the default) or losses.Binary (one
+	// logit per example, labels 0/1).
+	Loss  losses.Kind
+	Decay *Decay
+	Early *EarlyStopping
+	// OnEpoch, if set, sees every epoch's metrics as soon as they are known; an error stops
+	// training and is returned.
+	OnEpoch func(EpochMetrics) error
+}
+
+// EpochMetrics are one epoch's results. Validation fields are NaN without validation data.
+type EpochMetrics struct {
+	Epoch                int
+	Loss, Accuracy       float64 // training loss (the mean over the epoch's batches) and accuracy after the epoch
+	ValLoss, ValAccuracy float64
+}
+
+// History is what Fit did.
+type History struct {
+	Epochs    []EpochMetrics
+	BestEpoch int    // index into Epochs of the best monitored loss (the last epoch without early stopping)
+	Stopped   string // why training ended early, or ""
+}
+
+// Trainer holds the compiled programs of one model.
+type Trainer struct {
+	model  layers.Model
+	kind   losses.Kind
+	decay  *Decay
+	train  map[int]*program
+	eval   map[int]*program
+	params []*layers.Param
+}
+
+type program struct {
+	prog   *graph.Program
+	x, y   *G.Node
+	xv, yv *tensor.Dense
+	logits *G.Node
+	loss   *G.Node
+	grads  []*G.Node
+	pass   *layers.Pass
+}
+
+// NewTrainer prepares training of m with the given risk (losses.Multiclass when empty) and
+// optional weight decay.
+func NewTrainer(m layers.Model, kind losses.Kind, decay *Decay) (*Trainer, error) {
+	if kind == "" {
+		kind = losses.Multiclass
+	}
+	if kind != losses.Multiclass && kind != losses.Binary {
+		return nil, fmt.Errorf("train: risk %q; want %q or %q", kind, losses.Multiclass, losses.Binary)
+	}
+	if decay != nil && decay.WD == nil {
+		return nil, fmt.Errorf("train: decay without a WeightDecay")
+	}
+	ps := m.Net().Params()
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("train: the model has no parameters")
+	}
+	return &Trainer{model: m, kind: kind, decay: decay, train: map[int]*program{}, eval: map[int]*program{}, params: ps}, nil
+}
+
+func (tr *Trainer) outputs(ds *datasets.Dataset) int {
+	if tr.kind == losses.Binary {
+		return 1
+	}
+	return max(len(ds.Classes), maxLabel(ds.Y)+1)
+}
+
+func maxLabel(y []int) int {
+	m := -1
+	for _, v := range y {
+		m = max(m, v)
+	}
+	return m
+}
+
+// build compiles the program for batches of b examples.
+func (tr *Trainer) build(b int, shape []int, k int, training bool) (*program, error) {
+	net := tr.model.Net()
+	p := &program{}
+	xs := append([]int{b}, shape...)
+	p.x = net.Input("batch.x", xs...)
+	p.y = net.Input("batch.y", b, k)
+	p.xv = zeros(net.Dtype(), xs)
+	p.yv = zeros(net.Dtype(), []int{b, k})
+	if err := G.Let(p.x, p.xv); err != nil {
+		return nil, err
+	}
+	if err := G.Let(p.y, p.yv); err != nil {
+		return nil, err
+	}
+	mode := layers.Eval
+	if training {
+		mode = layers.Train
+	}
+	p.pass = layers.NewPass(mode)
+	var err error
+	if p.logits, err = tr.model.Logits(p.x, p.pass); err != nil {
+		return nil, err
+	}
+	if s := p.logits.Shape(); len(s) != 2 || s[0] != b || s[1] != k {
+		return nil, fmt.Errorf("train: the model gives logits of shape %v; want (%d, %d)", s, b, k)
+	}
+	if p.loss, err = losses.Risk(tr.kind, p.logits, p.y); err != nil {
+		return nil, err
+	}
+	outs := []*G.Node{p.logits, p.loss}
+	if training {
+		obj := p.loss
+		if tr.decay != nil && tr.decay.Mode == Coupled {
+			pen, err := tr.decay.WD.Penalty()
+			if err != nil {
+				return nil, err
+			}
+			if obj, err = graph.Add(obj, pen); err != nil {
+				return nil, err
+			}
+		}
+		if p.grads, err = graph.Grad(obj, net.ParamNodes()...); err != nil {
+			return nil, err
+		}
+		outs = append(outs, p.grads...)
+		outs = append(outs, p.pass.StatNodes()...)
+	}
+	if p.prog, err = graph.Compile(outs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func zeros(dt tensor.Dtype, shape []int) *tensor.Dense {
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+}
+
+func (tr *Trainer) programFor(b int, ds *datasets.Dataset, training bool) (*program, error) {
+	cache := tr.eval
+	if training {
+		cache = tr.train
+	}
+	if p, ok := cache[b]; ok {
+		return p, nil
+	}
+	p, err := tr.build(b, ds.Shape, tr.outputs(ds), training)
+	if err != nil {
+		return nil, err
+	}
+	cache[b] = p
+	return p, nil
+}
+
+// load copies rows idx of ds into the program's input tensors.
+func (tr *Trainer) load(p *program, ds *datasets.Dataset, idx []int) error {
+	k := p.yv.Shape()[1]
+	switch x := p.xv.Data().(type) {
+	case []float64:
+		y := p.yv.Data().([]float64)
+		fillBatch(x, y, ds, idx, k)
+	case []float32:
+		y := p.yv.Data().([]float32)
+		fillBatch(x, y, ds, idx, k)
+	default:
+		return fmt.Errorf("train: input of type %T", x)
+	}
+	return nil
+}
+
+func fillBatch[T graph.Float](x, y []T, ds *datasets.Dataset, idx []int, k int) {
+	for r, i := range idx {
+		row := ds.Row(i)
+		dst := x[r*ds.D : (r+1)*ds.D]
+		for j, v := range row {
+			dst[j] = T(v)
+		}
+		out := y[r*k : (r+1)*k]
+		for j := range out {
+			out[j] = 0
+		}
+		if k == 1 {
+			out[0] = T(ds.Y[i])
+		} else {
+			out[ds.Y[i]] = 1
+		}
+	}
+}
+
+func checkData(ds *datasets.Dataset, shape []int, what string) error {
+	if ds == nil || ds.N == 0 {
+		return fmt.Errorf("train: no %s data", what)
+	}
+	if ds.Y == nil {
+		return fmt.Errorf("train: %s data %q has no class labels", what, ds.Name)
+	}
+	if shape != nil && fmt.Sprint(ds.Shape) != fmt.Sprint(shape) {
+		return fmt.Errorf("train: %s data has examples of shape %v, training data %v", what, ds.Shape, shape)
+	}
+	for i, v := range ds.X {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("train: %s data %q has a non-finite value at row %d, column %d", what, ds.Name, i/ds.D, i%ds.D)
+		}
+	}
+	return nil
+}
+
+// StepResult is what one optimizer step saw: the batch loss before the step and how many of
+// the batch's examples the model (in training mode) classified correctly.
+type StepResult struct {
+	Loss    float64
+	Correct int
+}
+
+// Step takes one optimizer step on rows idx of ds, drawing dropout masks from dropout.
+func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *datasets.Dataset, idx []int, dropout *rand.Rand) (StepResult, error) {
+	var res StepResult
+	p, err := tr.programFor(len(idx), ds, true)
+	if err != nil {
+		return res, err
+	}
+	if err := tr.load(p, ds, idx); err != nil {
+		return res, err
+	}
+	if err := p.pass.Draw(dropout); err != nil {
+		return res, err
+	}
+	if err := p.prog.Run(ctx); err != nil {
+		return res, err
+	}
+	loss, err := p.prog.Scalar(p.loss)
+	if err != nil {
+		return res, err
+	}
+	res.Loss = loss
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return res, fmt.Errorf("%w: the training loss is %v", ErrDiverged, loss)
+	}
+	logits, err := p.prog.Float64s(p.logits)
+	if err != nil {
+		return res, err
+	}
+	k := p.yv.Shape()[1]
+	for r, pred := range (losses.Scores{Values: logits, N: len(idx), K: k}).Predict(0) {
+		if pred == ds.Y[idx[r]] {
+			res.Correct++
+		}
+	}
+	grads := make([]G.Value, len(p.grads))
+	for i, g := range p.grads {
+		if grads[i], err = p.prog.Value(g); err != nil {
+			return res, err
+		}
+	}
+	values := make([]*tensor.Dense, len(tr.params))
+	for i, q := range tr.params {
+		values[i] = q.Value
+	}
+	if err := opt.Step(values, grads); err != nil {
+		return res, fmt.Errorf("%w: %v", ErrDiverged, err)
+	}
+	if err := p.pass.Update(p.prog); err != nil {
+		return res, err
+	}
+	if tr.decay != nil && tr.decay.Mode == Decoupled {
+		if err := tr.decay.WD.ApplyDecoupled(tr.decay.LR); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Result is a model's evaluation on a dataset.
+type Result struct {
+	Loss     float64
+	Accuracy float64
+	Scores   losses.Scores // logits, one row per example
+}
+
+// AUC is the ROC-AUC of the result's scores (one-vs-rest macro for several classes).
+func (r Result) AUC(labels []int) (float64, error) { return losses.ROCAUCOvR(r.Scores, labels) }
+
+// Evaluate scores ds in inference mode in batches of batch rows (all at once when 0).
+func (tr *Trainer) Evaluate(ctx context.Context, ds *datasets.Dataset, batch int) (Result, error) {
+	if err := checkData(ds, nil, "evaluation"); err != nil {
+		return Result{}, err
+	}
+	if batch <= 0 || batch > ds.N {
+		batch = ds.N
+	}
+	k := tr.outputs(ds)
+	res := Result{Scores: losses.Scores{Values: make([]float64, 0, ds.N*k), N: ds.N, K: k}}
+	total := 0.0
+	for start := 0; start < ds.N; start += batch {
+		end := min(start+batch, ds.N)
+		idx := make([]int, end-start)
+		for i := range idx {
+			idx[i] = start + i
+		}
+		p, err := tr.programFor(len(idx), ds, false)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := tr.load(p, ds, idx); err != nil {
+			return Result{}, err
+		}
+		if err := p.prog.Run(ctx); err != nil {
+			return Result{}, err
+		}
+		l, err := p.prog.Scalar(p.loss)
+		if err != nil {
+			return Result{}, err
+		}
+		total += l * float64(len(idx))
+		logits, err := p.prog.Float64s(p.logits)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Scores.Values = append(res.Scores.Values, logits...)
+	}
+	res.Loss = total / float64(ds.N)
+	var err error
+	if res.Accuracy, err = losses.Accuracy(res.Scores, ds.Y, 0); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// Fit trains m on trainData with opt; valData may be nil.
+func Fit(ctx context.Context, m layers.Model, opt samplers.Optimizer, trainData, valData *datasets.Dataset, cfg Config) (*History, error) {
+	tr, err := NewTrainer(m, cfg.Loss, cfg.Decay)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Fit(ctx, opt, trainData, valData, cfg)
+}
+
+// Fit trains with opt; see the package function Fit.
+func (tr *Trainer) Fit(ctx context.Context, opt samplers.Optimizer, trainData, valData *datasets.Dataset, cfg Config) (*History, error) {
+	if cfg.Epochs <= 0 {
+		return nil, fmt.Errorf("train: %d epochs", cfg.Epochs)
+	}
+	if err := checkData(trainData, nil, "training"); err != nil {
+		return nil, err
+	}
+	if valData != nil {
+		if err := checkData(valData, trainData.Shape, "validation"); err != nil {
+			return nil, err
+		}
+	}
+	bs := cfg.BatchSize
+	if bs <= 0 || bs > trainData.N {
+		bs = trainData.N
+	}
+	monitor := ""
+	if cfg.Early != nil {
+		monitor = cfg.Early.Monitor
+		if monitor == "" {
+			monitor = "val_loss"
+			if valData == nil {
+				monitor = "loss"
+			}
+		}
+		if monitor != "loss" && monitor != "val_loss" {
+			return nil, fmt.Errorf("train: early stopping monitors %q; want loss or val_loss", monitor)
+		}
+		if monitor == "val_loss" && valData == nil {
+			return nil, fmt.Errorf("train: early stopping on val_loss without validation data")
+		}
+	}
+	shuffle := rand.New(rand.NewPCG(cfg.Seed, 1))
+	dropout := rand.New(rand.NewPCG(cfg.Seed, 2))
+	order := make([]int, trainData.N)
+	for i := range order {
+		order[i] = i
+	}
+	h := &History{}
+	best, wait := math.Inf(1), 0
+	var bestWeights [][]float64
+	for epoch := 0; epoch < cfg.Epochs; epoch++ {
+		if !cfg.Sequential {
+			shuffle.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		}
+		sum, batches, correct := 0.0, 0, 0
+		for start := 0; start < trainData.N; start += bs {
+			if err := ctx.Err(); err != nil {
+				return h, err
+			}
+			idx := order[start:min(start+bs, trainData.N)]
+			r, err := tr.Step(ctx, opt, trainData, idx, dropout)
+			if err != nil {
+				return h, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, batches+1, err)
+			}
+			sum += r.Loss * float64(len(idx))
+			correct += r.Correct
+			batches++
+		}
+		em := EpochMetrics{Epoch: epoch + 1, Loss: sum / float64(trainData.N), Accuracy: float64(correct) / float64(trainData.N),
+			ValLoss: math.NaN(), ValAccuracy: math.NaN()}
+		if valData != nil {
+			vr, err := tr.Evaluate(ctx, valData, bs)
+			if err != nil {
+				return h, err
+			}
+			em.ValLoss, em.ValAccuracy = vr.Loss, vr.Accuracy
+		}
+		h.Epochs = append(h.Epochs, em)
+		h.BestEpoch = len(h.Epochs) - 1
+		if cfg.OnEpoch != nil {
+			if err := cfg.OnEpoch(em); err != nil {
+				return h, err
+			}
+		}
+		if cfg.Early == nil {
+			continue
+		}
+		cur := em.Loss
+		if monitor == "val_loss" {
+			cur = em.ValLoss
+		}
+		if math.IsNaN(cur) || math.IsInf(cur, 0) {
+			return h, fmt.Errorf("train: epoch %d: %w: the monitored loss is %v", epoch+1, ErrDiverged, cur)
+		}
+		if cur < best-cfg.Early.MinDelta {
+			best, wait = cur, 0
+			if cfg.Early.RestoreBest {
+				bestWeights = snapshot(tr.params)
+			}
+		} else {
+			wait++
+		}
+		h.BestEpoch = bestIndex(h, monitor, cfg.Early.MinDelta)
+		if wait >= cfg.Early.Patience && cfg.Early.Patience > 0 {
+			h.Stopped = fmt.Sprintf("%s did not improve by more than %g for %d epochs", monitor, cfg.Early.MinDelta, cfg.Early.Patience)
+			if bestWeights != nil {
+				restore(tr.params, bestWeights)
+			}
+			break
+		}
+	}
+	return h, nil
+}
+
+// bestIndex is the epoch that last improved the monitored loss by more than minDelta.
+func bestIndex(h *History, monitor string, minDelta float64) int {
+	best, at := math.Inf(1), 0
+	for i, e := range h.Epochs {
+		v := e.Loss
+		if monitor == "val_loss" {
+			v = e.ValLoss
+		}
+		if v < best-minDelta {
+			best, at = v, i
+		}
+	}
+	return at
+}
+
+func snapshot(ps []*layers.Param) [][]float64 {
+	out := make([][]float64, len(ps))
+	for i, p := range ps {
+		out[i], _ = graph.ToFloat64s(p.Value)
+	}
+	return out
+}
+
+func restore(ps []*layers.Param, w [][]float64) {
+	for i, p := range ps {
+		switch d := p.Value.Data().(type) {
+		case []float64:
+			copy(d, w[i])
+		case []float32:
+			for j := range d {
+				d[j] = float32(w[i][j])
+			}
+		}
+	}
+}
