@@ -27,6 +27,11 @@ type Chain struct {
 	AfterStep func() error
 	// Bind rebinds the batch inputs before inner step t (nil: fixed batches).
 	Bind func(t int) error
+	// Extra lists more nodes to compute with every inner step (batch-norm statistics, say);
+	// it is called after InnerLoss has built the graph. AfterRun then sees the program, before
+	// the optimizer step.
+	Extra    func() []*G.Node
+	AfterRun func(p *graph.Program) error
 
 	prog      *graph.Program
 	grads     []*G.Node // ∇_θ InnerLoss
@@ -51,6 +56,9 @@ type Bilevel struct {
 	// hyper-step) or Sum online (λ steps on ζ ∇‖a_t‖ after every inner step).
 	Zeta float64
 	Form Form
+	// Monitor computes the Fisher distances (HyperStep.Distance) even when Zeta is 0, so that
+	// an Eq. 1 run can be compared with Eq. 7 runs; it costs two more backward passes per step.
+	Monitor bool
 	// Project, if set, is applied to λ after every outer step (the paper leaves λ
 	// unconstrained).
 	Project func(lambda []*tensor.Dense) error
@@ -110,7 +118,10 @@ func (b *Bilevel) prepare(c *Chain) error {
 		return err
 	}
 	outs := append([]*G.Node{}, c.grads...)
-	if b.Zeta > 0 {
+	if c.Extra != nil {
+		outs = append(outs, c.Extra()...)
+	}
+	if b.Zeta > 0 || b.Monitor {
 		lt, err := p.Train(p.Params, 0)
 		if err != nil {
 			return err
@@ -136,14 +147,17 @@ func (b *Bilevel) prepare(c *Chain) error {
 		if c.sqA, err = graph.SquaredNorm(a...); err != nil {
 			return err
 		}
-		half, err := graph.Scale(c.sqA, 0.5)
-		if err != nil {
-			return err
+		outs = append(outs, c.sqA)
+		if b.Zeta > 0 {
+			half, err := graph.Scale(c.sqA, 0.5)
+			if err != nil {
+				return err
+			}
+			if c.regGrads, err = graph.Grad(half, p.Hypers...); err != nil {
+				return err
+			}
+			outs = append(outs, c.regGrads...)
 		}
-		if c.regGrads, err = graph.Grad(half, p.Hypers...); err != nil {
-			return err
-		}
-		outs = append(append(outs, c.sqA), c.regGrads...)
 	}
 	if c.prog, err = graph.Compile(outs...); err != nil {
 		return err
@@ -179,7 +193,7 @@ func (b *Bilevel) innerStep(ctx context.Context, c *Chain, t int) (stepResult, e
 		}
 		grads[i] = v
 	}
-	if b.Zeta > 0 {
+	if c.sqA != nil {
 		var err error
 		if r.sq, err = c.prog.Scalar(c.sqA); err != nil {
 			return r, err
@@ -189,6 +203,11 @@ func (b *Bilevel) innerStep(ctx context.Context, c *Chain, t int) (stepResult, e
 			if r.reg[i], err = c.prog.Float64s(g); err != nil {
 				return r, err
 			}
+		}
+	}
+	if c.AfterRun != nil {
+		if err := c.AfterRun(c.prog); err != nil {
+			return r, err
 		}
 	}
 	if err := c.Inner.Step(c.paramVals, grads); err != nil {
@@ -258,14 +277,16 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 			}); err != nil {
 				return history, fmt.Errorf("hyper-step %d: %w", h+1, err)
 			}
-			if b.Zeta == 0 {
+			if b.Zeta == 0 && !b.Monitor {
 				continue
 			}
 			sq := 0.0
 			step := zerosLike(b.Lambda)
 			for _, r := range results {
 				sq += r.sq / nc
-				addScaled(step, r.reg, 1/nc)
+				if len(r.reg) > 0 {
+					addScaled(step, r.reg, 1/nc)
+				}
 			}
 			if err := reg.Add(sq); err != nil {
 				return history, err

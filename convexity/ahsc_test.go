@@ -1,0 +1,141 @@
+package convexity
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/layers"
+	"github.com/hyperflat/hyperflat/samplers"
+	"github.com/hyperflat/hyperflat/search"
+	"gorgonia.org/tensor"
+)
+
+func blobs(seed uint64, n, k, d int) *datasets.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	ds := &datasets.Dataset{Name: "blobs", N: n * k, D: d, Shape: []int{d}}
+	for c := 0; c < k; c++ {
+		ds.Classes = append(ds.Classes, string(rune('a'+c)))
+	}
+	for i := 0; i < n*k; i++ {
+		c := i % k
+		for j := 0; j < d; j++ {
+			centre := 0.0
+			if j%k == c {
+				centre = 1.5
+			}
+			ds.X = append(ds.X, centre+rng.NormFloat64())
+		}
+		ds.Y = append(ds.Y, c)
+	}
+	return ds
+}
+
+func mlpTask(seed uint64) *Task {
+	space := search.Space{
+		search.IntParam("depth", 1, 2, false),
+		search.IntParam("width", 4, 32, true),
+		search.FloatParam("lr", 1e-4, 1e-1, true),
+		search.CategoricalParam("batch", "8", "32"),
+	}
+	return &Task{
+		Space: space, Train: blobs(seed, 40, 3, 5), Val: blobs(seed+1, 20, 3, 5), Test: blobs(seed+2, 20, 3, 5),
+		Metric: Accuracy, Epochs: 8, Seed: seed,
+		Build: func(cfg search.Config, s uint64) (*Candidate, error) {
+			net, err := layers.NewNet(tensor.Float64, s)
+			if err != nil {
+				return nil, err
+			}
+			hidden := make([]int, cfg.Int("depth"))
+			for i := range hidden {
+				hidden[i] = cfg.Int("width")
+			}
+			m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 5, Hidden: hidden, Out: 3})
+			if err != nil {
+				return nil, err
+			}
+			bs := 8
+			if cfg.Choice("batch") == "32" {
+				bs = 32
+			}
+			return &Candidate{Model: m, Optimizer: samplers.NewAdam(cfg.Float("lr")), BatchSize: bs}, nil
+		},
+	}
+}
+
+func TestAHSCFindsAGoodConfigurationDeterministically(t *testing.T) {
+	run := func(workers int) ([]Screened, []search.Trial) {
+		task := mlpTask(3)
+		a := &AHSC{Task: task, N1: 8, N2: 3, Workers: workers}
+		trials, err := a.Search(context.Background(), rand.New(rand.NewPCG(1, 2)), task.Space, task.Objective(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Screen, trials
+	}
+	s1, t1 := run(1)
+	s2, t2 := run(2)
+	for i := range s1 {
+		if s1[i].Score != s2[i].Score && !(math.IsNaN(s1[i].Score) && math.IsNaN(s2[i].Score)) {
+			t.Fatalf("screening %d: μ %v with 1 worker, %v with 2", i, s1[i].Score, s2[i].Score)
+		}
+	}
+	if len(t1) != 3 || len(t2) != 3 {
+		t.Fatalf("%d and %d full trainings, want 3", len(t1), len(t2))
+	}
+	for i := range t1 {
+		if t1[i].Value != t2[i].Value || t1[i].Config.String() != t2[i].Config.String() {
+			t.Fatalf("trial %d differs between worker counts", i)
+		}
+	}
+	// The kept configurations are the three lowest μ among the screened ones.
+	best, err := search.Best(t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if -best.Value < 0.8 {
+		t.Errorf("best validation accuracy %v", -best.Value)
+	}
+	kept := map[string]bool{}
+	for _, tr := range t1 {
+		kept[tr.Config.String()] = true
+	}
+	maxKept, minDropped := math.Inf(-1), math.Inf(1)
+	for _, s := range s1 {
+		if s.Err != "" {
+			continue
+		}
+		if kept[s.Config.String()] {
+			maxKept = math.Max(maxKept, s.Score)
+		} else {
+			minDropped = math.Min(minDropped, s.Score)
+		}
+	}
+	if maxKept > minDropped {
+		t.Errorf("kept a configuration with μ %v above a dropped one with μ %v", maxKept, minDropped)
+	}
+}
+
+func TestAHSCAblations(t *testing.T) {
+	for _, rank := range []Ranking{ByValLoss, ByHessian} {
+		task := mlpTask(5)
+		a := &AHSC{Task: task, N1: 4, N2: 2, Rank: rank, HessianRows: 32, HessianSamples: 4}
+		trials, err := a.Search(context.Background(), rand.New(rand.NewPCG(2, 2)), task.Space, task.Objective(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(trials) != 2 || a.Name() == "ahsc" {
+			t.Errorf("%v: %d trials, name %s", rank, len(trials), a.Name())
+		}
+		for _, s := range a.Screen {
+			if s.Err == "" && !(s.Score > 0) {
+				t.Errorf("%v: score %v", rank, s.Score)
+			}
+		}
+		if r, ok := task.Report(trials[0].Config); !ok || math.IsNaN(r.TestMetric) {
+			t.Errorf("%v: no test report for the full training", rank)
+		}
+	}
+}

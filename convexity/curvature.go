@@ -1,0 +1,274 @@
+package convexity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/hyperflat/hyperflat/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Curvature evaluates a scalar loss, its gradient and Hessian-vector products with respect to
+// parameter input nodes, at the values currently bound to them.
+type Curvature struct {
+	loss   *G.Node
+	params []*G.Node
+	vals   []*tensor.Dense
+	dirIn  []*tensor.Dense
+	hvp    []*G.Node
+	grads  []*G.Node
+	hvProg *graph.Program
+	lgProg *graph.Program
+	n      int
+}
+
+// NewCurvature compiles the programs for loss's curvature in params.
+func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
+	if loss == nil || len(params) == 0 {
+		return nil, fmt.Errorf("convexity: curvature of a nil loss or of no parameters")
+	}
+	c := &Curvature{loss: loss, params: params}
+	dirs := make([]*G.Node, len(params))
+	for i, p := range params {
+		v, ok := p.Value().(*tensor.Dense)
+		if p.Op() != nil || !ok {
+			return nil, fmt.Errorf("convexity: parameter %s must be an input node bound to a tensor", p.Name())
+		}
+		c.vals = append(c.vals, v)
+		s := p.Shape()
+		d := tensor.New(tensor.Of(p.Dtype()), tensor.WithShape(s...))
+		c.dirIn = append(c.dirIn, d)
+		dirs[i] = G.NewTensor(p.Graph(), p.Dtype(), len(s), G.WithShape(s...), G.WithName(fmt.Sprintf("curvature.v%d.%s", i, p.Name())), G.WithValue(d))
+		c.n += s.TotalSize()
+	}
+	var err error
+	if c.hvp, err = graph.HVP(loss, params, dirs); err != nil {
+		return nil, err
+	}
+	if c.hvProg, err = graph.Compile(c.hvp...); err != nil {
+		return nil, err
+	}
+	if c.grads, err = graph.Grad(loss, params...); err != nil {
+		return nil, err
+	}
+	if c.lgProg, err = graph.Compile(append([]*G.Node{loss}, c.grads...)...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Dim is the number of parameters.
+func (c *Curvature) Dim() int { return c.n }
+
+// HVP returns H·v for a flat direction v.
+func (c *Curvature) HVP(ctx context.Context, v []float64) ([]float64, error) {
+	if len(v) != c.n {
+		return nil, fmt.Errorf("convexity: direction of length %d for %d parameters", len(v), c.n)
+	}
+	scatter(c.dirIn, v)
+	if err := c.hvProg.Run(ctx); err != nil {
+		return nil, err
+	}
+	return gather(c.hvProg, c.hvp)
+}
+
+// LossGrad returns the loss and its flat gradient at the current parameters.
+func (c *Curvature) LossGrad(ctx context.Context) (float64, []float64, error) {
+	if err := c.lgProg.Run(ctx); err != nil {
+		return 0, nil, err
+	}
+	l, err := c.lgProg.Scalar(c.loss)
+	if err != nil {
+		return 0, nil, err
+	}
+	g, err := gather(c.lgProg, c.grads)
+	return l, g, err
+}
+
+func scatter(dst []*tensor.Dense, flat []float64) {
+	off := 0
+	for _, d := range dst {
+		switch x := d.Data().(type) {
+		case []float64:
+			copy(x, flat[off:])
+			off += len(x)
+		case []float32:
+			for j := range x {
+				x[j] = float32(flat[off+j])
+			}
+			off += len(x)
+		}
+	}
+}
+
+func gather(p *graph.Program, nodes []*G.Node) ([]float64, error) {
+	var out []float64
+	for _, n := range nodes {
+		f, err := p.Float64s(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func rademacher(rng *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(2*rng.IntN(2) - 1)
+	}
+	return v
+}
+
+// Estimate is a Monte-Carlo mean with its standard error.
+type Estimate struct {
+	Mean, StdErr float64
+	Samples      int
+}
+
+func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int, f func(v, hv []float64) float64) (Estimate, error) {
+	if samples < 2 {
+		return Estimate{}, fmt.Errorf("convexity: Hutchinson estimate from %d samples", samples)
+	}
+	var sum, sumSq float64
+	for s := 0; s < samples; s++ {
+		v := rademacher(rng, c.n)
+		hv, err := c.HVP(ctx, v)
+		if err != nil {
+			return Estimate{}, err
+		}
+		x := f(v, hv)
+		sum += x
+		sumSq += x * x
+	}
+	n := float64(samples)
+	mean := sum / n
+	variance := math.Max(sumSq/n-mean*mean, 0) * n / (n - 1)
+	return Estimate{Mean: mean, StdErr: math.Sqrt(variance / n), Samples: samples}, nil
+}
+
+// FrobeniusSq estimates ‖H‖_F² = E‖Hv‖² over Rademacher vectors v (Hutchinson).
+func (c *Curvature) FrobeniusSq(ctx context.Context, rng *rand.Rand, samples int) (Estimate, error) {
+	return c.hutchinson(ctx, rng, samples, func(_, hv []float64) float64 { return dot(hv, hv) })
+}
+
+// Trace estimates tr H = E vᵀHv over Rademacher vectors v (Hutchinson).
+func (c *Curvature) Trace(ctx context.Context, rng *rand.Rand, samples int) (Estimate, error) {
+	return c.hutchinson(ctx, rng, samples, func(v, hv []float64) float64 { return dot(v, hv) })
+}
+
+// TopEigenvalue returns the eigenvalue of H of largest magnitude and its unit eigenvector, by
+// power iteration from a random start until the Rayleigh quotient changes by less than tol
+// (relative) or iters iterations.
+func (c *Curvature) TopEigenvalue(ctx context.Context, rng *rand.Rand, iters int, tol float64) (float64, []float64, error) {
+	v := make([]float64, c.n)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	normalize(v)
+	lambda := 0.0
+	for it := 0; it < iters; it++ {
+		hv, err := c.HVP(ctx, v)
+		if err != nil {
+			return 0, nil, err
+		}
+		next := dot(v, hv)
+		nrm := math.Sqrt(dot(hv, hv))
+		if nrm == 0 {
+			return 0, v, nil
+		}
+		for i := range v {
+			v[i] = hv[i] / nrm
+		}
+		if it > 0 && math.Abs(next-lambda) <= tol*math.Abs(next) {
+			lambda = next
+			break
+		}
+		lambda = next
+	}
+	// The Rayleigh quotient of the final vector.
+	hv, err := c.HVP(ctx, v)
+	if err != nil {
+		return 0, nil, err
+	}
+	return dot(v, hv), v, nil
+}
+
+func normalize(v []float64) {
+	n := math.Sqrt(dot(v, v))
+	for i := range v {
+		v[i] /= n
+	}
+}
+
+// Sharpness is Keskar et al.'s (2017) ε-sharpness, 100·(max_{y∈C} L(θ+y) − L(θ))/(1 + L(θ))
+// over the box C = {|y_i| ≤ ε(|θ_i| + 1)}, with the maximum approximated by steps of projected
+// sign-gradient ascent of size ε/4 (Keskar et al. used L-BFGS-B). The parameters are restored.
+func (c *Curvature) Sharpness(ctx context.Context, eps float64, steps int) (float64, error) {
+	if eps <= 0 || steps <= 0 {
+		return 0, fmt.Errorf("convexity: sharpness with ε = %v and %d steps", eps, steps)
+	}
+	theta := make([]float64, 0, c.n)
+	for _, v := range c.vals {
+		f, err := graph.ToFloat64s(v)
+		if err != nil {
+			return 0, err
+		}
+		theta = append(theta, f...)
+	}
+	defer scatter(c.vals, theta)
+	base, _, err := c.LossGrad(ctx)
+	if err != nil {
+		return 0, err
+	}
+	y := make([]float64, c.n)
+	cur := make([]float64, c.n)
+	best := base
+	for s := 0; s < steps; s++ {
+		for i := range cur {
+			cur[i] = theta[i] + y[i]
+		}
+		scatter(c.vals, cur)
+		l, g, err := c.LossGrad(ctx)
+		if err != nil {
+			return 0, err
+		}
+		best = math.Max(best, l)
+		for i := range y {
+			box := eps * (math.Abs(theta[i]) + 1)
+			y[i] = math.Max(-box, math.Min(box, y[i]+box/4*sign(g[i])))
+		}
+	}
+	for i := range cur {
+		cur[i] = theta[i] + y[i]
+	}
+	scatter(c.vals, cur)
+	l, _, err := c.LossGrad(ctx)
+	if err != nil {
+		return 0, err
+	}
+	best = math.Max(best, l)
+	return 100 * (best - base) / (1 + base), nil
+}
+
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}

@@ -1,0 +1,171 @@
+package convexity
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/layers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Reduce combines the per-batch ratios into μ.
+type Reduce int
+
+const (
+	// MaxOverBatches is what Algorithm 1 and the paper's image/OpenML code compute.
+	MaxOverBatches Reduce = iota
+	// MinOverBatches is Theorem 1's infimum (and the Bayesmark code's).
+	MinOverBatches
+)
+
+// MuOptions select the variant of the closed form.
+type MuOptions struct {
+	// BatchSize of the consecutive, unshuffled mini-batches (the last may be smaller); 64 in
+	// the paper's image runs, the configuration's batch size for OpenML.
+	BatchSize int
+	Reduce    Reduce
+	// PerSample multiplies by 1/m, m the number of training examples (Theorem 1's factor; the
+	// code omits it).
+	PerSample bool
+	// OutputNorm multiplies each batch's ratio by ‖a^L_B‖_F, the norm of the softmax outputs
+	// (the authors' revision of December 2024, not in the paper).
+	OutputNorm bool
+}
+
+// StrongConvexity is the closed-form estimate of Theorem 1: over consecutive mini-batches B of
+// ds, μ_B = ‖a^{L−1}_B‖_F / ‖W^L‖_F, where a^{L−1}_B (|B| × d) are the model's features in
+// inference mode and W^L is the kernel of its last layer (bias excluded), reduced over batches
+// as opt says. Batches with an infinite ratio (a zero kernel) are ignored.
+func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Dataset, opt MuOptions) (float64, error) {
+	if ds == nil || ds.N == 0 {
+		return 0, fmt.Errorf("convexity: no data")
+	}
+	bs := opt.BatchSize
+	if bs <= 0 || bs > ds.N {
+		bs = ds.N
+	}
+	wv, err := graph.ToFloat64s(m.Head().W.Value)
+	if err != nil {
+		return 0, err
+	}
+	wNorm := math.Sqrt(sumSq(wv))
+	mu := math.Inf(-1)
+	if opt.Reduce == MinOverBatches {
+		mu = math.Inf(1)
+	}
+	progs := map[int]*featureProgram{}
+	for start := 0; start < ds.N; start += bs {
+		n := min(bs, ds.N-start)
+		p, ok := progs[n]
+		if !ok {
+			if p, err = newFeatureProgram(m, ds.Shape, n, opt.OutputNorm); err != nil {
+				return 0, err
+			}
+			progs[n] = p
+		}
+		a, out, err := p.run(ctx, ds, start)
+		if err != nil {
+			return 0, err
+		}
+		ratio := a / wNorm
+		if opt.OutputNorm {
+			ratio *= out
+		}
+		if math.IsInf(ratio, 0) || math.IsNaN(ratio) {
+			continue
+		}
+		if opt.Reduce == MinOverBatches {
+			mu = math.Min(mu, ratio)
+		} else {
+			mu = math.Max(mu, ratio)
+		}
+	}
+	if math.IsInf(mu, 0) {
+		return mu, fmt.Errorf("convexity: every batch gave an infinite or undefined ratio")
+	}
+	if opt.PerSample {
+		mu /= float64(ds.N)
+	}
+	return mu, nil
+}
+
+func sumSq(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x * x
+	}
+	return s
+}
+
+type featureProgram struct {
+	x        *G.Node
+	xv       *tensor.Dense
+	features *G.Node
+	probs    *G.Node
+	prog     *graph.Program
+}
+
+func newFeatureProgram(m layers.FeatureModel, shape []int, n int, withOutput bool) (*featureProgram, error) {
+	net := m.Net()
+	fp := &featureProgram{}
+	xs := append([]int{n}, shape...)
+	fp.x = net.Input("mu.x", xs...)
+	fp.xv = tensor.New(tensor.Of(net.Dtype()), tensor.WithShape(xs...))
+	if err := G.Let(fp.x, fp.xv); err != nil {
+		return nil, err
+	}
+	pass := layers.NewPass(layers.Eval)
+	var err error
+	if fp.features, err = m.Features(fp.x, pass); err != nil {
+		return nil, err
+	}
+	outs := []*G.Node{fp.features}
+	if withOutput {
+		logits, err := m.Head().Forward(fp.features, pass)
+		if err != nil {
+			return nil, err
+		}
+		if fp.probs, err = graph.Softmax(logits, 1); err != nil {
+			return nil, err
+		}
+		outs = append(outs, fp.probs)
+	}
+	if fp.prog, err = graph.Compile(outs...); err != nil {
+		return nil, err
+	}
+	return fp, nil
+}
+
+// run returns ‖features‖_F and ‖softmax outputs‖_F for rows start… of ds.
+func (fp *featureProgram) run(ctx context.Context, ds *datasets.Dataset, start int) (float64, float64, error) {
+	n := fp.xv.Shape()[0]
+	src := ds.X[start*ds.D : (start+n)*ds.D]
+	switch x := fp.xv.Data().(type) {
+	case []float64:
+		copy(x, src)
+	case []float32:
+		for i, v := range src {
+			x[i] = float32(v)
+		}
+	}
+	if err := fp.prog.Run(ctx); err != nil {
+		return 0, 0, err
+	}
+	f, err := fp.prog.Float64s(fp.features)
+	if err != nil {
+		return 0, 0, err
+	}
+	out := 0.0
+	if fp.probs != nil {
+		p, err := fp.prog.Float64s(fp.probs)
+		if err != nil {
+			return 0, 0, err
+		}
+		out = math.Sqrt(sumSq(p))
+	}
+	return math.Sqrt(sumSq(f)), out, nil
+}

@@ -1,0 +1,170 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// State is how a trial ended.
+type State int
+
+// Trial states.
+const (
+	Running State = iota
+	Complete
+	Failed // the objective returned an error or a non-finite value; Err says why
+)
+
+// Trial is one evaluation of a configuration. Value is minimized.
+type Trial struct {
+	ID       int
+	Config   Config
+	Value    float64
+	Fidelity float64 // fraction of the full training budget used (1 for a full evaluation)
+	State    State
+	Err      string
+}
+
+// Sampler proposes configurations from the trials seen so far (Optuna's sampler; Goptuna's
+// too). It must draw every random number from rng, so that a seed fixes its proposals.
+type Sampler interface {
+	Ask(rng *rand.Rand, space Space, trials []Trial) (Config, error)
+}
+
+// Objective evaluates a configuration at a fidelity in (0, 1] (a fraction of the full training
+// budget; methods without multi-fidelity always pass 1) and returns the loss to minimize.
+type Objective func(ctx context.Context, cfg Config, fidelity float64) (float64, error)
+
+// Method is a complete search strategy that spends a budget of full-fidelity-equivalent
+// evaluations of an objective (model-based samplers, BOHB, AHSC).
+type Method interface {
+	Name() string
+	Search(ctx context.Context, rng *rand.Rand, space Space, obj Objective, budget int) ([]Trial, error)
+}
+
+// Study records trials and asks its sampler for new ones: the ask/tell interface through which
+// any loop can drive a sampler.
+type Study struct {
+	Space   Space
+	Sampler Sampler
+	rng     *rand.Rand
+	trials  []Trial
+}
+
+// NewStudy starts a study over space whose sampler draws from a generator seeded with seed.
+func NewStudy(space Space, sampler Sampler, seed uint64) (*Study, error) {
+	if err := space.Validate(); err != nil {
+		return nil, err
+	}
+	if sampler == nil {
+		return nil, fmt.Errorf("search: study without a sampler")
+	}
+	return &Study{Space: space, Sampler: sampler, rng: rand.New(rand.NewPCG(seed, 0x57d7))}, nil
+}
+
+// Ask starts a new full-fidelity trial at the sampler's next proposal.
+func (s *Study) Ask() (Trial, error) {
+	cfg, err := s.Sampler.Ask(s.rng, s.Space, s.Trials())
+	if err != nil {
+		return Trial{}, err
+	}
+	return s.Add(cfg, 1), nil
+}
+
+// Add starts a trial at a configuration chosen elsewhere (a multi-fidelity schedule, a user's
+// own guess), at the given fidelity.
+func (s *Study) Add(cfg Config, fidelity float64) Trial {
+	t := Trial{ID: len(s.trials), Config: cfg, Fidelity: fidelity, State: Running}
+	s.trials = append(s.trials, t)
+	return t
+}
+
+// Tell finishes trial id with its value, or as failed when err is non-nil or the value is not
+// finite.
+func (s *Study) Tell(id int, value float64, err error) error {
+	if id < 0 || id >= len(s.trials) || s.trials[id].State != Running {
+		return fmt.Errorf("search: trial %d is not running", id)
+	}
+	t := &s.trials[id]
+	switch {
+	case err != nil:
+		t.State, t.Err, t.Value = Failed, err.Error(), math.NaN()
+	case math.IsNaN(value) || math.IsInf(value, 0):
+		t.State, t.Err, t.Value = Failed, fmt.Sprintf("objective value %v", value), math.NaN()
+	default:
+		t.State, t.Value = Complete, value
+	}
+	return nil
+}
+
+// Trials returns a copy of every trial so far.
+func (s *Study) Trials() []Trial { return append([]Trial(nil), s.trials...) }
+
+// Best returns the complete full-fidelity (Fidelity ≥ 1) trial of least value; trials at a
+// lower fidelity are not comparable with it and are skipped.
+func Best(trials []Trial) (Trial, error) {
+	best := -1
+	for i, t := range trials {
+		if t.State == Complete && t.Fidelity >= 1 && (best < 0 || t.Value < trials[best].Value) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Trial{}, errors.New("search: no complete full-fidelity trial")
+	}
+	return trials[best], nil
+}
+
+// Sequential is the Method that runs a Sampler for budget full evaluations, one at a time.
+type Sequential struct {
+	Label   string
+	Sampler Sampler
+}
+
+// Name is the method's label.
+func (m Sequential) Name() string { return m.Label }
+
+// Search asks, evaluates and tells budget times. A failed evaluation counts against the budget
+// (as the papers' code counted them) and the search goes on.
+func (m Sequential) Search(ctx context.Context, rng *rand.Rand, space Space, obj Objective, budget int) ([]Trial, error) {
+	if err := space.Validate(); err != nil {
+		return nil, err
+	}
+	if m.Sampler == nil {
+		return nil, fmt.Errorf("search: %s has no sampler", m.Label)
+	}
+	st := &Study{Space: space, Sampler: m.Sampler, rng: rng}
+	for i := 0; i < budget; i++ {
+		if err := ctx.Err(); err != nil {
+			return st.Trials(), err
+		}
+		t, err := st.Ask()
+		if err != nil {
+			return st.Trials(), err
+		}
+		v, err := obj(ctx, t.Config, 1)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			_ = st.Tell(t.ID, math.NaN(), ctxErr) // an interrupted trial failed, as in BOHB
+			return st.Trials(), ctxErr
+		}
+		if err := st.Tell(t.ID, v, err); err != nil {
+			return st.Trials(), err
+		}
+	}
+	return st.Trials(), nil
+}
+
+// Random samples every dimension independently and uniformly (log-uniformly where Log is set).
+type Random struct{}
+
+// Ask draws a uniform point of the space.
+func (Random) Ask(rng *rand.Rand, space Space, _ []Trial) (Config, error) {
+	u := make([]float64, len(space))
+	for i := range u {
+		u[i] = rng.Float64()
+	}
+	return space.FromUnit(u), nil
+}
