@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Grad returns the derivative of the scalar cost with respect to each node of wrt, as new
@@ -22,11 +23,34 @@ func Grad(cost *G.Node, wrt ...*G.Node) ([]*G.Node, error) {
 	if n := cost.Shape().TotalSize(); n != 1 {
 		return nil, fmt.Errorf("graph: Grad of a cost of shape %v; want a scalar (use VJP for other outputs)", shapeString(cost.Shape()))
 	}
-	seed, err := fillLike(cost, 1)
+	seed, err := unitSeed(cost)
 	if err != nil {
 		return nil, err
 	}
 	return VJP([]*G.Node{cost}, []*G.Node{seed}, wrt...)
+}
+
+// unitSeed is the constant 1 of cost's dtype, shared by every Grad on the graph: with the same seed,
+// the VJPs of a common subexpression of two costs (a loss and the loss plus a penalty, say) are
+// the same nodes, which gorgonia's hash-consing merges, so a program computing both gradients
+// computes that part once.
+func unitSeed(cost *G.Node) (n *G.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = nil, fmt.Errorf("graph: seeding Grad: %v", r)
+		}
+	}()
+	var v any
+	switch cost.Dtype() {
+	case tensor.Float64:
+		v = float64(1)
+	case tensor.Float32:
+		v = float32(1)
+	default:
+		return nil, fmt.Errorf("graph: Grad of a %v cost", cost.Dtype())
+	}
+	c := G.NewConstant(v, G.WithName("hyperflat.one."+cost.Dtype().String()))
+	return cost.Graph().AddNode(c), nil
 }
 
 // VJP returns the vector-Jacobian product Σ_k cotangents[k]ᵀ · ∂outputs[k]/∂w for each node w
