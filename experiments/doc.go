@@ -1,7 +1,8 @@
-// Package experiments is the registry of the papers' experiments that the hyperflat command
-// runs: each entry names an experiment, the paper it reproduces, and how to run it on a preset
-// small enough for tests or on the paper's full protocol.
+// Package experiments runs the papers' experiments: each is registered with a name, the paper
+// it reproduces, its own flags, and presets — "quick" (minutes on 2 cores, what tests and CI
+// run) and "paper" (the published protocol). A run returns a Result: named tables (every
+// experiment has one named "summary") and the artifact files it wrote (CSV, JSON, PNG) under
+// Options.Out.
 //
-// The registry is a plain function returning a fresh slice, so there is no package-level state
-// to mutate; experiments are added here as the issues that implement them land.
+// The registry is a function returning a fresh slice: there is no package-level state.
 package experiments

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/olekukonko/tablewriter"
@@ -38,6 +39,7 @@ func commands() []command {
 		{"version", "print the version of hyperflat, Go, gorgonia and the BLAS in use", runVersion},
 		{"list", "list the registered experiments", runList},
 		{"check", "run first- and second-order gradient checks of every graph op", runCheck},
+		{"run", "run an experiment: hyperflat run NAME [flags]", runExperiment},
 	}
 }
 
@@ -193,12 +195,13 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	all := experiments.All()
 	rows := make([][]string, len(all))
 	for i, e := range all {
-		rows[i] = []string{e.Name, string(e.Paper), strings.Join(e.Presets, ","), e.Description}
+		var fl []string
+		for _, p := range e.Params {
+			fl = append(fl, "--"+p.Name)
+		}
+		rows[i] = []string{e.Name, string(e.Paper), strings.Join(fl, " "), e.Description}
 	}
-	if len(all) == 0 && *format == "table" {
-		fmt.Fprintln(stderr, "hyperflat list: no experiments are registered in this build yet")
-	}
-	if err := table(stdout, *format, []string{"Name", "Paper", "Presets", "Description"}, rows); err != nil {
+	if err := table(stdout, *format, []string{"Name", "Paper", "Flags", "Description"}, rows); err != nil {
 		fmt.Fprintf(stderr, "hyperflat list: %v\n", err)
 		return exitFailure
 	}
@@ -265,6 +268,84 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "%d of %d ops pass first- and second-order finite-difference checks (float64, relative error ≤ %.0e)\n", len(results)-failed, len(results), *tol)
 	}
 	if failed > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// isTerminal reports whether f is a character device (a terminal), where progress is shown.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	synopsis := "run NAME [--preset quick|paper] [--seed N] [--repeats N] [--workers N] [--data-dir DIR] [--out DIR] [--format table|csv|json] [--quiet] [experiment flags]"
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintf(stdout, "Usage: hyperflat %s\n\nExperiments:\n", synopsis)
+			for _, e := range experiments.All() {
+				fmt.Fprintf(stdout, "  %-12s %s\n", e.Name, e.Description)
+			}
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "hyperflat run: name an experiment (hyperflat list shows them)\n\nUsage: hyperflat %s\n", synopsis)
+		return exitUsage
+	}
+	exp, err := experiments.Lookup(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat run: %v\n", err)
+		return exitUsage
+	}
+	fs := flags("run " + exp.Name)
+	preset := fs.String("preset", experiments.Quick, "quick (minutes on 2 cores) or paper (the published protocol)")
+	seed := fs.Uint64("seed", 1, "seed of every random draw")
+	repeats := fs.Int("repeats", 0, "independent repeats (0: the preset's default)")
+	workers := fs.Int("workers", 1, "parallel workers (results do not depend on it)")
+	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
+	out := fs.String("out", "", "directory for CSV, JSON and PNG artifacts")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	own := map[string]*string{}
+	for _, p := range exp.Params {
+		usage := p.Usage
+		if len(p.Choices) > 0 {
+			usage += " (" + strings.Join(p.Choices, "|") + ")"
+		}
+		own[p.Name] = fs.String(p.Name, p.Default, usage)
+	}
+	if code, ok := parse(fs, strings.Replace(synopsis, "NAME", exp.Name, 1), args[1:], stdout, stderr); !ok {
+		return code
+	}
+	if err := validFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat run: %v\n", err)
+		return exitUsage
+	}
+	opt := experiments.Options{Preset: *preset, Seed: *seed, Repeats: *repeats, Workers: *workers,
+		DataDir: datasets.ResolveDir(*dataDir), Out: *out, Params: map[string]string{}}
+	fs.Visit(func(f *pflag.Flag) {
+		if _, ok := own[f.Name]; ok {
+			opt.Params[f.Name] = f.Value.String()
+		}
+	})
+	if opt, err = exp.Resolve(opt); err != nil {
+		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
+		return exitUsage
+	}
+	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
+		opt.Progress = stderr
+	}
+	res, err := exp.Run(ctx, opt)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "hyperflat run %s: interrupted\n", exp.Name)
+		} else {
+			fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
+		}
+		return exitFailure
+	}
+	if err := res.Write(stdout, *format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
 		return exitFailure
 	}
 	return exitOK

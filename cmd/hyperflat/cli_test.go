@@ -96,7 +96,30 @@ func TestCheckJSONAndFailureExit(t *testing.T) {
 
 func TestListFormats(t *testing.T) {
 	code, out, _ := runCLI("list", "--format", "csv")
-	if code != 0 || !strings.HasPrefix(out, "Name,Paper,Presets,Description") {
+	if code != 0 || !strings.HasPrefix(out, "Name,Paper,Flags,Description") {
 		t.Errorf("exit %d, stdout %q", code, out)
+	}
+}
+
+func TestRunContract(t *testing.T) {
+	if code, _, errs := runCLI("run"); code != 2 || !strings.Contains(errs, "name an experiment") {
+		t.Errorf("run without a name: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCLI("run", "nosuch"); code != 2 || !strings.Contains(errs, "no experiment named") {
+		t.Errorf("unknown experiment: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCLI("run", "weightdecay", "--model", "vgg"); code != 2 || !strings.Contains(errs, "--model") {
+		t.Errorf("bad choice: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCLI("run", "weightdecay", "--preset", "huge"); code != 2 || !strings.Contains(errs, "preset") {
+		t.Errorf("bad preset: exit %d, stderr %q", code, errs)
+	}
+	dir := t.TempDir()
+	code, out, errs := runCLI("run", "weightdecay", "--data-dir", dir)
+	if code != 1 || out != "" || !strings.Contains(errs, "mnist") || !strings.Contains(errs, dir) {
+		t.Errorf("missing data: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, out, _ := runCLI("run", "weightdecay", "--help"); code != 0 || !strings.Contains(out, "--dataset") || !strings.Contains(out, "--zetas") {
+		t.Errorf("run weightdecay --help: exit %d, stdout %q", code, out)
 	}
 }
