@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/hyperflat/hyperflat/graph"
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -68,11 +69,13 @@ func (c *Curvature) HVP(ctx context.Context, v []float64) ([]float64, error) {
 	if len(v) != c.n {
 		return nil, fmt.Errorf("convexity: direction of length %d for %d parameters", len(v), c.n)
 	}
-	scatter(c.dirIn, v)
+	if err := graph.SetFlat(c.dirIn, v); err != nil {
+		return nil, err
+	}
 	if err := c.hvProg.Run(ctx); err != nil {
 		return nil, err
 	}
-	return gather(c.hvProg, c.hvp)
+	return c.hvProg.Flatten(c.hvp...)
 }
 
 // LossGrad returns the loss and its flat gradient at the current parameters.
@@ -84,45 +87,11 @@ func (c *Curvature) LossGrad(ctx context.Context) (float64, []float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	g, err := gather(c.lgProg, c.grads)
+	g, err := c.lgProg.Flatten(c.grads...)
 	return l, g, err
 }
 
-func scatter(dst []*tensor.Dense, flat []float64) {
-	off := 0
-	for _, d := range dst {
-		switch x := d.Data().(type) {
-		case []float64:
-			copy(x, flat[off:])
-			off += len(x)
-		case []float32:
-			for j := range x {
-				x[j] = float32(flat[off+j])
-			}
-			off += len(x)
-		}
-	}
-}
-
-func gather(p *graph.Program, nodes []*G.Node) ([]float64, error) {
-	var out []float64
-	for _, n := range nodes {
-		f, err := p.Float64s(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f...)
-	}
-	return out, nil
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
+func dot(a, b []float64) float64 { return floats.Dot(a, b) }
 
 func rademacher(rng *rand.Rand, n int) []float64 {
 	v := make([]float64, n)
@@ -228,7 +197,7 @@ func (c *Curvature) Sharpness(ctx context.Context, eps float64, steps int) (floa
 		}
 		theta = append(theta, f...)
 	}
-	defer scatter(c.vals, theta)
+	defer func() { _ = graph.SetFlat(c.vals, theta) }() // restore θ; the shapes are those just read
 	base, _, err := c.LossGrad(ctx)
 	if err != nil {
 		return 0, err
@@ -240,7 +209,9 @@ func (c *Curvature) Sharpness(ctx context.Context, eps float64, steps int) (floa
 		for i := range cur {
 			cur[i] = theta[i] + y[i]
 		}
-		scatter(c.vals, cur)
+		if err := graph.SetFlat(c.vals, cur); err != nil {
+			return 0, err
+		}
 		l, g, err := c.LossGrad(ctx)
 		if err != nil {
 			return 0, err
@@ -254,7 +225,9 @@ func (c *Curvature) Sharpness(ctx context.Context, eps float64, steps int) (floa
 	for i := range cur {
 		cur[i] = theta[i] + y[i]
 	}
-	scatter(c.vals, cur)
+	if err := graph.SetFlat(c.vals, cur); err != nil {
+		return 0, err
+	}
 	l, _, err := c.LossGrad(ctx)
 	if err != nil {
 		return 0, err

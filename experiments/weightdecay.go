@@ -314,7 +314,7 @@ func runWeightDecayOnce(ctx context.Context, model string, d *wdData, s wdSettin
 			if err != nil {
 				return nil, err
 			}
-			pen, err := penaltyAt(theta, wd)
+			pen, err := wd.PenaltyAt(theta)
 			if err != nil {
 				return nil, err
 			}
@@ -377,31 +377,6 @@ func runWeightDecayOnce(ctx context.Context, model string, d *wdData, s wdSettin
 	}
 	run.seconds = time.Since(start).Seconds()
 	return run, nil
-}
-
-// penaltyAt is ½ Σ λ⊙θ² at parameter nodes theta (the net's own, or rebound ones).
-func penaltyAt(theta []*G.Node, wd *layers.WeightDecay) (*G.Node, error) {
-	var total *G.Node
-	for i, th := range theta {
-		sq, err := graph.Square(th)
-		if err != nil {
-			return nil, err
-		}
-		w, err := graph.Mul(wd.Lambda[i].Node, sq)
-		if err != nil {
-			return nil, err
-		}
-		s, err := graph.Sum(w)
-		if err != nil {
-			return nil, err
-		}
-		if total == nil {
-			total = s
-		} else if total, err = graph.Add(total, s); err != nil {
-			return nil, err
-		}
-	}
-	return graph.Scale(total, 0.5)
 }
 
 func weightNorm(net *layers.Net) float64 {

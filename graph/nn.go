@@ -24,23 +24,29 @@ func shifted(x *G.Node, axis int) (z, m *G.Node, err error) {
 // LogSoftmax returns x − log Σ exp(x) along axis, computed with a max shift so that it never
 // overflows.
 func LogSoftmax(x *G.Node, axis int) (*G.Node, error) {
-	z, _, err := shifted(x, axis)
-	if err != nil {
-		return nil, err
-	}
-	e, err := Exp(z)
-	if err != nil {
-		return nil, err
-	}
-	s, err := SumKeep(e, axis)
-	if err != nil {
-		return nil, err
-	}
-	l, err := Log(s)
+	z, _, l, err := shiftedLogSum(x, axis)
 	if err != nil {
 		return nil, err
 	}
 	return Sub(z, l)
+}
+
+// shiftedLogSum returns z = x − m with m the (derivative-free) maximum along axis, m, and
+// log Σ exp(z) along axis (kept as a unit dim).
+func shiftedLogSum(x *G.Node, axis int) (z, m, l *G.Node, err error) {
+	if z, m, err = shifted(x, axis); err != nil {
+		return nil, nil, nil, err
+	}
+	e, err := Exp(z)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := SumKeep(e, axis)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l, err = Log(s)
+	return z, m, l, err
 }
 
 // Softmax returns exp(x) / Σ exp(x) along axis, computed stably.
@@ -54,19 +60,7 @@ func Softmax(x *G.Node, axis int) (*G.Node, error) {
 
 // LogSumExp returns log Σ exp(x) along axis (which is removed), computed stably.
 func LogSumExp(x *G.Node, axis int) (*G.Node, error) {
-	z, m, err := shifted(x, axis)
-	if err != nil {
-		return nil, err
-	}
-	e, err := Exp(z)
-	if err != nil {
-		return nil, err
-	}
-	s, err := SumKeep(e, axis)
-	if err != nil {
-		return nil, err
-	}
-	l, err := Log(s)
+	_, m, l, err := shiftedLogSum(x, axis)
 	if err != nil {
 		return nil, err
 	}

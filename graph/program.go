@@ -166,3 +166,45 @@ func ToFloat64s(v G.Value) ([]float64, error) {
 	}
 	return nil, fmt.Errorf("graph: value of dtype %v", v.Dtype())
 }
+
+// Flatten returns the values of nodes from the last Run, converted to float64 and concatenated
+// in order: the flat vector of a list of parameter-shaped results (gradients, Hessian-vector
+// products).
+func (p *Program) Flatten(nodes ...*G.Node) ([]float64, error) {
+	var out []float64
+	for _, n := range nodes {
+		f, err := p.Float64s(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+// SetFlat copies a flat vector into float32 or float64 tensors in order, the inverse of
+// Flatten: flat must hold exactly as many values as the tensors together.
+func SetFlat(dst []*tensor.Dense, flat []float64) error {
+	off := 0
+	for _, d := range dst {
+		n := d.Shape().TotalSize()
+		if off+n > len(flat) {
+			return fmt.Errorf("graph: SetFlat of %d values into tensors of more", len(flat))
+		}
+		switch x := d.Data().(type) {
+		case []float64:
+			copy(x, flat[off:off+n])
+		case []float32:
+			for j := range x {
+				x[j] = float32(flat[off+j])
+			}
+		default:
+			return fmt.Errorf("graph: SetFlat into a tensor of %T", x)
+		}
+		off += n
+	}
+	if off != len(flat) {
+		return fmt.Errorf("graph: SetFlat of %d values into tensors of %d", len(flat), off)
+	}
+	return nil
+}

@@ -339,7 +339,9 @@ func (b *Bilevel) outerStep(g [][]float64) error {
 			}
 		}
 		t := tensor.New(tensor.Of(l.Dtype()), tensor.WithShape(l.Shape()...))
-		set([]*tensor.Dense{t}, g[i])
+		if err := graph.SetFlat([]*tensor.Dense{t}, g[i]); err != nil {
+			return err
+		}
 		grads[i] = t
 	}
 	if err := b.Outer.Step(b.Lambda, grads); err != nil {

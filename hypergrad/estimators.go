@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/hyperflat/hyperflat/graph"
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -204,50 +205,17 @@ func inputsLike(nodes []*G.Node, prefix string) ([]*G.Node, []*tensor.Dense) {
 	return out, vals
 }
 
-// set copies a flat vector into tensors of the given sizes.
-func set(dst []*tensor.Dense, flat []float64) {
-	off := 0
-	for _, d := range dst {
-		switch x := d.Data().(type) {
-		case []float64:
-			copy(x, flat[off:off+len(x)])
-			off += len(x)
-		case []float32:
-			for j := range x {
-				x[j] = float32(flat[off+j])
-			}
-			off += len(x)
-		}
-	}
-}
-
 func (im *Implicit) hvp(ctx context.Context, v []float64) ([]float64, error) {
-	set(im.hvpIn, v)
+	if err := graph.SetFlat(im.hvpIn, v); err != nil {
+		return nil, err
+	}
 	if err := im.hvpProg.Run(ctx); err != nil {
 		return nil, err
 	}
-	return flatten(im.hvpProg, im.hvpOut)
+	return im.hvpProg.Flatten(im.hvpOut...)
 }
 
-func flatten(p *graph.Program, nodes []*G.Node) ([]float64, error) {
-	var out []float64
-	for _, n := range nodes {
-		f, err := p.Float64s(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f...)
-	}
-	return out, nil
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
+func dot(a, b []float64) float64 { return floats.Dot(a, b) }
 
 // solve approximates H⁻¹ v.
 func (im *Implicit) solve(ctx context.Context, v []float64) ([]float64, error) {
@@ -321,7 +289,9 @@ func (im *Implicit) Estimate(ctx context.Context) (Estimate, error) {
 			return Estimate{}, fmt.Errorf("hypergrad: the inverse Hessian-vector product diverged")
 		}
 	}
-	set(im.mixedIn, w)
+	if err := graph.SetFlat(im.mixedIn, w); err != nil {
+		return Estimate{}, err
+	}
 	if err := im.mixedProg.Run(ctx); err != nil {
 		return Estimate{}, err
 	}

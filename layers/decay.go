@@ -87,9 +87,22 @@ func (wd *WeightDecay) lambdaFor(i int) *Param {
 
 // Penalty is the coupled decay term ½ Σ λ ⊙ θ² over all targets, a scalar node.
 func (wd *WeightDecay) Penalty() (*G.Node, error) {
-	var total *G.Node
+	nodes := make([]*G.Node, len(wd.Targets))
 	for i, p := range wd.Targets {
-		sq, err := graph.Square(p.Node)
+		nodes[i] = p.Node
+	}
+	return wd.PenaltyAt(nodes)
+}
+
+// PenaltyAt is ½ Σ λ ⊙ θ² with the targets standing for theta (computed parameters, as in an
+// unrolled step), one node per target.
+func (wd *WeightDecay) PenaltyAt(theta []*G.Node) (*G.Node, error) {
+	if len(theta) != len(wd.Targets) {
+		return nil, fmt.Errorf("layers: penalty at %d nodes for %d decayed parameters", len(theta), len(wd.Targets))
+	}
+	var total *G.Node
+	for i, th := range theta {
+		sq, err := graph.Square(th)
 		if err != nil {
 			return nil, err
 		}
