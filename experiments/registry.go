@@ -58,7 +58,7 @@ type Experiment struct {
 
 // All returns the registered experiments sorted by name.
 func All() []Experiment {
-	all := []Experiment{freedmanExperiment(), weightDecayExperiment()}
+	all := []Experiment{freedmanExperiment(), weightDecayExperiment(), ahscExperiment()}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
