@@ -27,11 +27,9 @@ type Estimator interface {
 // θ_{k+1} = θ_k − LR·∇_θ L_T(θ_k, λ) from the current θ_0 (truncated backpropagation). K = 0
 // keeps only the direct dependence of C on λ; K = 1 is T1–T2.
 type Unrolled struct {
-	k      int
-	prog   *graph.Program
-	value  *G.Node
-	grads  []*G.Node
-	thetaK []*G.Node
+	prog  *graph.Program
+	value *G.Node
+	grads []*G.Node
 }
 
 // NewUnrolled builds the K-step estimator for p, unrolling steps of size lr.
@@ -62,7 +60,7 @@ func NewUnrolled(p *Problem, k int, lr float64) (*Unrolled, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Unrolled{k: k, prog: prog, value: c, grads: grads, thetaK: theta}, nil
+	return &Unrolled{prog: prog, value: c, grads: grads}, nil
 }
 
 // NewT1T2 is the one-step estimator of Luketina et al. (2016), NewUnrolled(p, 1, lr): the
@@ -143,7 +141,6 @@ type Implicit struct {
 	mixedProg *graph.Program
 	mixedIn   []*tensor.Dense
 	mixedOut  []*G.Node
-	sizes     []int
 }
 
 // NewImplicit builds the programs the implicit estimator runs.
@@ -186,9 +183,6 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 	}
 	if im.mixedProg, err = graph.Compile(im.mixedOut...); err != nil {
 		return nil, err
-	}
-	for _, n := range p.Params {
-		im.sizes = append(im.sizes, n.Shape().TotalSize())
 	}
 	return im, nil
 }
