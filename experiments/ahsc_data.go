@@ -55,9 +55,18 @@ func ahscGroupOf(name string) ahscGroup {
 }
 
 // ahscSplit is one repeat's data: the model is fitted on train, selected on val, and test is
-// only reported.
+// only reported. With folds (Bayesmark), the objective is the cross-validation loss over the
+// folds instead, and train and val are the final refit's training data and early-stopping
+// split.
 type ahscSplit struct {
 	train, val, test *datasets.Dataset
+	folds            []ahscFold
+}
+
+// ahscFold is one cross-validation fold: fit on train with early stopping on early, score on
+// val.
+type ahscFold struct {
+	train, early, val *datasets.Dataset
 }
 
 // ahscProblem is one dataset made ready for the comparison.
@@ -97,8 +106,7 @@ func ahscLoadProblem(ctx context.Context, opt Options, s ahscSettings, name, pat
 		if err != nil {
 			return nil, err
 		}
-		p := ahscTabular(opt, s, name, full, ahscBayesmark, 0.64, 0.16, 0.20)
-		return p, nil
+		return ahscTabular(opt, s, name, full, ahscBayesmark, 0.8, 0, 0.2), nil
 	case ahscOpenML:
 		full, _, err := datasets.Load(ctx, name, opt.DataDir)
 		if err != nil {
@@ -160,7 +168,9 @@ func ahscTabular(opt Options, s ahscSettings, name string, full *datasets.Datase
 	case ahscBayesmark:
 		p.metric, p.label, p.space, p.budget = convexity.Accuracy, "score", ahscBayesmarkSpace(), s.bayesBudget
 		p.build = ahscBayesmarkBuild(len(full.Classes))
-		p.describe = fmt.Sprintf("stratified %.0f/%.0f/%.0f train/validation/test per repeat (Bayesmark's 80/20 with the validation part carved from the 80%%); standardized with training statistics", 100*fTrain, 100*fVal, 100*fTest)
+		p.describe = fmt.Sprintf("stratified 80/20 train/test per repeat (Bayesmark's); the objective is %d-fold stratified CV on the 80%%, "+
+			"each fit early-stopped on 10%% of its training part (scikit-learn's validation_fraction), the selected configuration refitted on the 80%% "+
+			"(90/10 for early stopping) and scored on the 20%%; standardized with the 80%%'s statistics", s.folds)
 	default:
 		p.metric, p.label = convexity.AUC, "roc-auc"
 		if g == ahscUser && !binary {
@@ -184,20 +194,75 @@ func ahscTabular(opt Options, s ahscSettings, name string, full *datasets.Datase
 			}
 			data = sub[0]
 		}
+		if g == ahscBayesmark {
+			return ahscCVSplit(data, rng, s.folds)
+		}
 		parts, err := datasets.Split(data, rng, fTrain, fVal, fTest)
 		if err != nil {
 			return nil, fmt.Errorf("ahsc: splitting %s: %w", name, err)
 		}
-		return ahscPreprocess(parts[0], parts[1], parts[2], g != ahscBayesmark)
+		pp, err := ahscPreprocess(true, parts...)
+		if err != nil {
+			return nil, err
+		}
+		return &ahscSplit{train: pp[0], val: pp[1], test: pp[2]}, nil
 	}
 	return p
+}
+
+// ahscCVSplit draws Bayesmark's protocol: a stratified 80/20 train/test split, k stratified
+// folds of the 80%, and 10% of every fit's training data held out for early stopping.
+func ahscCVSplit(data *datasets.Dataset, rng *rand.Rand, k int) (*ahscSplit, error) {
+	parts, err := datasets.Split(data, rng, 0.8, 0.2)
+	if err != nil {
+		return nil, fmt.Errorf("ahsc: splitting %s: %w", data.Name, err)
+	}
+	pp, err := ahscPreprocess(false, parts...)
+	if err != nil {
+		return nil, err
+	}
+	all, test := pp[0], pp[1]
+	holdout := func(d *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset, error) {
+		h, err := datasets.Split(d, rng, 0.9, 0.1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ahsc: early-stopping split of %s: %w", data.Name, err)
+		}
+		return h[0], h[1], nil
+	}
+	sp := &ahscSplit{test: test}
+	if sp.train, sp.val, err = holdout(all); err != nil {
+		return nil, err
+	}
+	fr := make([]float64, k)
+	for i := range fr {
+		fr[i] = 1 / float64(k)
+	}
+	idx, err := datasets.StratifiedIndices(all.Y, rng, fr...)
+	if err != nil {
+		return nil, fmt.Errorf("ahsc: %d folds of %s: %w", k, data.Name, err)
+	}
+	for i := range idx {
+		var rest []int
+		for j := range idx {
+			if j != i {
+				rest = append(rest, idx[j]...)
+			}
+		}
+		f := ahscFold{val: all.Subset(idx[i])}
+		if f.train, f.early, err = holdout(all.Subset(rest)); err != nil {
+			return nil, err
+		}
+		sp.folds = append(sp.folds, f)
+	}
+	return sp, nil
 }
 
 // ahscPreprocess one-hot encodes nominal columns (by their declared categories), standardizes
 // the numeric ones with the training split's statistics, replaces missing values by 0 (the
 // training mean) and, when normalize is set, scales every row to unit L2 norm as the paper's
 // OpenML code does.
-func ahscPreprocess(train, val, test *datasets.Dataset, normalize bool) (*ahscSplit, error) {
+func ahscPreprocess(normalize bool, ds ...*datasets.Dataset) ([]*datasets.Dataset, error) {
+	train := ds[0]
 	var numeric []bool
 	if train.Features != nil {
 		for _, f := range train.Features {
@@ -210,8 +275,8 @@ func ahscPreprocess(train, val, test *datasets.Dataset, normalize bool) (*ahscSp
 			}
 		}
 	}
-	out := make([]*datasets.Dataset, 3)
-	for i, d := range []*datasets.Dataset{train, val, test} {
+	out := make([]*datasets.Dataset, len(ds))
+	for i, d := range ds {
 		e, err := datasets.EncodeNominal(d)
 		if err != nil {
 			return nil, err
@@ -244,7 +309,7 @@ func ahscPreprocess(train, val, test *datasets.Dataset, normalize bool) (*ahscSp
 		}
 		out[i] = d
 	}
-	return &ahscSplit{train: out[0], val: out[1], test: out[2]}, nil
+	return out, nil
 }
 
 // ahscImageProblem loads MNIST or SVHN. Every repeat uses the same data (the paper's repeats

@@ -29,8 +29,8 @@ func ahscTestRun(t *testing.T, workers int, params map[string]string, dataDir st
 	return res
 }
 
-// withoutColumns copies a table's rows without the named (timing) columns.
-func withoutColumns(t *testing.T, tab *Table, drop ...string) [][]any {
+// ahscWithoutColumns copies a table's rows without the named (timing) columns.
+func ahscWithoutColumns(t *testing.T, tab *Table, drop ...string) [][]any {
 	t.Helper()
 	if tab == nil {
 		t.Fatal("missing table")
@@ -48,7 +48,7 @@ func withoutColumns(t *testing.T, tab *Table, drop ...string) [][]any {
 	return out
 }
 
-func column(tab *Table, name string) int {
+func ahscColumn(tab *Table, name string) int {
 	for i, c := range tab.Columns {
 		if c == name {
 			return i
@@ -72,17 +72,17 @@ func TestAHSCIrisQuickIsSaneAndWorkerIndependent(t *testing.T) {
 		if row[0] != "iris" || row[2] != "score" {
 			t.Errorf("row %v", row)
 		}
-		med := row[column(sum, "median")].(float64)
+		med := row[ahscColumn(sum, "median")].(float64)
 		if !(med >= 0 && med <= 100) {
 			t.Errorf("%s: median score %v outside [0, 100]", row[1], med)
 		}
-		if n := row[column(sum, "n")].(int); n != 2 {
+		if n := row[ahscColumn(sum, "n")].(int); n != 2 {
 			t.Errorf("%s: n = %d, want 2", row[1], n)
 		}
-		if p := row[column(sum, "paper")].(float64); math.IsNaN(p) {
+		if p := row[ahscColumn(sum, "paper")].(float64); math.IsNaN(p) {
 			t.Errorf("%s: no paper value", row[1])
 		}
-		if s := row[column(sum, "seconds")].(float64); !(s > 0) {
+		if s := row[ahscColumn(sum, "seconds")].(float64); !(s > 0) {
 			t.Errorf("%s: %v seconds", row[1], s)
 		}
 	}
@@ -91,11 +91,11 @@ func TestAHSCIrisQuickIsSaneAndWorkerIndependent(t *testing.T) {
 	}
 	runs := res1.Table("runs")
 	for _, row := range runs.Rows {
-		acc := row[column(runs, "test_accuracy")].(float64)
+		acc := row[ahscColumn(runs, "test_accuracy")].(float64)
 		if !(acc >= 0.5 && acc <= 1) {
 			t.Errorf("%v: test accuracy %v", row[2], acc)
 		}
-		if e := row[column(runs, "error")].(string); e != "" {
+		if e := row[ahscColumn(runs, "error")].(string); e != "" {
 			t.Errorf("%v: %s", row[2], e)
 		}
 	}
@@ -108,8 +108,8 @@ func TestAHSCIrisQuickIsSaneAndWorkerIndependent(t *testing.T) {
 
 	// Same seed, other worker count: the same results (wall times aside).
 	for _, name := range []string{"summary", "runs", "table1"} {
-		a := withoutColumns(t, res1.Table(name), "seconds")
-		b := withoutColumns(t, res2.Table(name), "seconds")
+		a := ahscWithoutColumns(t, res1.Table(name), "seconds")
+		b := ahscWithoutColumns(t, res2.Table(name), "seconds")
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s differs between 1 and 2 workers:\n%v\n%v", name, a, b)
 		}
@@ -140,10 +140,10 @@ func TestAHSCUserCSV(t *testing.T) {
 		if row[0] != "blobs" || row[2] != "roc-auc" {
 			t.Errorf("row %v", row)
 		}
-		if med := row[column(sum, "median")].(float64); !(med > 0.6 && med <= 1) {
+		if med := row[ahscColumn(sum, "median")].(float64); !(med > 0.6 && med <= 1) {
 			t.Errorf("%s: median AUC %v", row[1], med)
 		}
-		if p := row[column(sum, "paper")].(float64); !math.IsNaN(p) {
+		if p := row[ahscColumn(sum, "paper")].(float64); !math.IsNaN(p) {
 			t.Errorf("paper value %v for a user's table", p)
 		}
 	}
