@@ -1,0 +1,303 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// DefaultLease is the lease length of a claim or heartbeat that does not give one.
+const DefaultLease = 60 * time.Second
+
+// ClaimOptions selects the cell Claim takes and says who takes it.
+type ClaimOptions struct {
+	Run           int64         // 0: any run with claimable cells (lowest run ID first, then lowest index)
+	Shard, Shards int           // when Shards > 0, only cells with Index % Shards == Shard
+	Worker        string        // who claims (host/pid/goroutine), stored on the cell; default host/pid
+	Lease         time.Duration // lease length (default DefaultLease)
+}
+
+// Lease is a claimed cell: what the worker needs to compute it and what identifies the claim.
+type Lease struct {
+	Run     int64
+	Index   int
+	Key     string
+	Seed    uint64
+	Config  json.RawMessage
+	Worker  string
+	Attempt int // 1 for the first claim, incremented on every claim
+}
+
+// Outcome is what a finished cell produced.
+type Outcome struct {
+	Output      json.RawMessage    // the cell's full result
+	Metrics     map[string]float64 // headline numbers; NaN and ±Inf are kept
+	History     json.RawMessage    // optional per-step history
+	Seconds     float64
+	CodeVersion string
+	Host        string
+}
+
+// Cell is a cell with its state.
+type Cell struct {
+	CellSpec
+	Status   Status
+	Worker   string // the worker of the latest claim, or the one that completed the cell
+	Attempts int    // how many times the cell was claimed
+	Outcome  Outcome
+	Error    string // the reason given to Fail, when failed
+	// Started is the latest claim; Finished the completion or failure.
+	Started, Finished time.Time
+}
+
+// defaultWorker names this process when ClaimOptions.Worker is empty.
+var defaultWorker = func() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return host + "/" + strconv.Itoa(os.Getpid())
+}()
+
+// Claim leases the lowest claimable cell, one whose status is pending or whose status is running
+// and lease has expired, to o.Worker, and returns it; it returns (nil, nil) when there is none.
+// The claim is one statement in one transaction: SELECT ... FOR UPDATE SKIP LOCKED in
+// PostgreSQL, BEGIN IMMEDIATE in SQLite, so no two workers get the same cell. Lease expiry
+// follows the database clock.
+func (s *Store) Claim(ctx context.Context, o ClaimOptions) (*Lease, error) {
+	if o.Shards > 0 && (o.Shard < 0 || o.Shard >= o.Shards) {
+		return nil, fmt.Errorf("store: claim: shard %d not in 0..%d", o.Shard, o.Shards-1)
+	}
+	if o.Worker == "" {
+		o.Worker = defaultWorker
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	now := s.d.now
+	q := `UPDATE cells SET status = 'running', worker = ` + arg(o.Worker) + `, attempts = attempts + 1,
+	lease_until = ` + now + ` + ` + arg(o.Lease.Seconds()) + `, started = ` + now + `,
+	first_claimed = COALESCE(first_claimed, ` + now + `), finished = NULL
+WHERE (run_id, idx) = (SELECT run_id, idx FROM cells
+	WHERE status IN ('pending', 'running') AND (status = 'pending' OR lease_until < ` + now + `)`
+	if o.Run != 0 {
+		q += ` AND run_id = ` + arg(o.Run)
+	}
+	if o.Shards > 0 {
+		q += ` AND idx % ` + arg(o.Shards) + ` = ` + arg(o.Shard)
+	}
+	q += `
+	ORDER BY run_id, idx LIMIT 1` + s.d.skipLocked + `)
+RETURNING run_id, idx, cell_key, seed, config, attempts`
+	l := &Lease{Worker: o.Worker}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var seed string
+		var config []byte
+		err := tx.QueryRowContext(ctx, q, args...).Scan(&l.Run, &l.Index, &l.Key, &seed, &config, &l.Attempt)
+		if err != nil {
+			return err
+		}
+		l.Config = json.RawMessage(config)
+		l.Seed, err = strconv.ParseUint(seed, 10, 64)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: claim: %w", err)
+	}
+	return l, nil
+}
+
+// heldBy is the condition that the cell $1/$2 is still held by the worker $3 at attempt $4.
+const heldBy = `run_id = $1 AND idx = $2 AND status = 'running' AND worker = $3 AND attempts = $4`
+
+// Heartbeat extends the lease to lease from now (DefaultLease if lease <= 0), by the database
+// clock. It returns an error wrapping ErrLeaseLost when the cell is no longer held by l: another
+// worker claimed it after the lease expired, or it was completed, failed or released. A lease
+// that expired but whose cell nobody claimed since is still held and extended.
+func (s *Store) Heartbeat(ctx context.Context, l *Lease, lease time.Duration) error {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE cells SET lease_until = `+s.d.now+` + $5 WHERE `+heldBy,
+			l.Run, l.Index, l.Worker, l.Attempt, lease.Seconds())
+		return affected(res, err, ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("store: heartbeat %s: %w", l, err)
+	}
+	return nil
+}
+
+// Complete records the cell's outcome and marks it done, atomically. The rule, since results
+// are deterministic and valid whoever computed them:
+//
+//   - a cell that is already done is left as it is, and Complete returns nil;
+//   - otherwise the outcome is recorded, whether or not l still holds the cell (its lease
+//     expired, it was released, failed, or retried), unless another claim holds it with an
+//     unexpired lease: then Complete records nothing and returns an error wrapping
+//     ErrLeaseLost, and that claim's worker will complete it.
+func (s *Store) Complete(ctx context.Context, l *Lease, o Outcome) error {
+	metrics, err := encodeMetrics(o.Metrics)
+	if err != nil {
+		return fmt.Errorf("store: complete %s: %w", l, err)
+	}
+	now := s.d.now
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'done', worker = $3,
+	output = $5, metrics = $6, history = $7, seconds = $8, code_version = $9, host = $10,
+	error = '', finished = `+now+`, lease_until = NULL
+WHERE run_id = $1 AND idx = $2 AND status <> 'done'
+	AND NOT (status = 'running' AND NOT (worker = $3 AND attempts = $4) AND COALESCE(lease_until, 0) >= `+now+`)`,
+			l.Run, l.Index, l.Worker, l.Attempt,
+			jsonArg(o.Output), metrics, jsonArg(o.History), o.Seconds, o.CodeVersion, o.Host)
+		if err := affected(res, err, ErrLeaseLost); !errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+		var status string
+		err = tx.QueryRowContext(ctx, `SELECT status FROM cells WHERE run_id = $1 AND idx = $2`, l.Run, l.Index).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return err
+		case Status(status) == Done:
+			return nil
+		}
+		return ErrLeaseLost
+	})
+	if err != nil {
+		return fmt.Errorf("store: complete %s: %w", l, err)
+	}
+	return nil
+}
+
+// Fail marks the cell failed with the reason and the seconds spent, if l still holds it;
+// otherwise it returns an error wrapping ErrLeaseLost.
+func (s *Store) Fail(ctx context.Context, l *Lease, reason string, seconds float64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'failed', error = $5, seconds = $6,
+	finished = `+s.d.now+`, lease_until = NULL WHERE `+heldBy,
+			l.Run, l.Index, l.Worker, l.Attempt, reason, seconds)
+		return affected(res, err, ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("store: fail %s: %w", l, err)
+	}
+	return nil
+}
+
+// Release puts the cell back to pending, if l still holds it, so that the next Claim takes it
+// at once (the next claim is still a new attempt); otherwise it returns an error wrapping
+// ErrLeaseLost. Used when a worker stops: give it a context that is not cancelled yet
+// (context.WithoutCancel).
+func (s *Store) Release(ctx context.Context, l *Lease) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'pending', lease_until = NULL WHERE `+heldBy,
+			l.Run, l.Index, l.Worker, l.Attempt)
+		return affected(res, err, ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("store: release %s: %w", l, err)
+	}
+	return nil
+}
+
+// String names the lease in messages.
+func (l *Lease) String() string {
+	return fmt.Sprintf("run %d cell %d (%s, attempt %d of %s)", l.Run, l.Index, l.Key, l.Attempt, l.Worker)
+}
+
+// Cells returns the run's cells in index order, or an error wrapping ErrNotFound if there is no
+// such run. The Outcome is filled for done cells (and its Seconds for failed ones).
+func (s *Store) Cells(ctx context.Context, run int64) ([]Cell, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status, worker, attempts,
+	output, metrics, history, seconds, code_version, host, error, started, finished
+FROM cells WHERE run_id = $1 ORDER BY idx`, run)
+	if err != nil {
+		return nil, fmt.Errorf("store: cells of run %d: %w", run, err)
+	}
+	cells, err := scanCells(rows)
+	if err == nil && len(cells) == 0 {
+		var ok bool
+		if ok, err = s.runExists(ctx, s.db, run); err == nil && !ok {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: cells of run %d: %w", run, err)
+	}
+	return cells, nil
+}
+
+func scanCells(rows *sql.Rows) ([]Cell, error) {
+	defer rows.Close()
+	cells := []Cell{}
+	for rows.Next() {
+		var (
+			c                                Cell
+			seed, status                     string
+			config, output, metrics, history []byte
+			seconds, started, finished       sql.NullFloat64
+		)
+		err := rows.Scan(&c.Index, &c.Key, &seed, &config, &status, &c.Worker, &c.Attempts,
+			&output, &metrics, &history, &seconds, &c.Outcome.CodeVersion, &c.Outcome.Host, &c.Error,
+			&started, &finished)
+		if err != nil {
+			return nil, err
+		}
+		if c.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
+			return nil, fmt.Errorf("cell %d: seed: %w", c.Index, err)
+		}
+		if c.Outcome.Metrics, err = decodeMetrics(metrics); err != nil {
+			return nil, fmt.Errorf("cell %d: %w", c.Index, err)
+		}
+		c.Config = json.RawMessage(config)
+		c.Status = Status(status)
+		c.Outcome.Output = json.RawMessage(output)
+		c.Outcome.History = json.RawMessage(history)
+		c.Outcome.Seconds = seconds.Float64
+		c.Started = nullTime(started)
+		c.Finished = nullTime(finished)
+		cells = append(cells, c)
+	}
+	return cells, rows.Err()
+}
+
+// Retry puts the run's failed cells back to pending and returns how many there were.
+func (s *Store) Retry(ctx context.Context, run int64) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'pending', error = '', seconds = NULL,
+	finished = NULL, lease_until = NULL WHERE run_id = $1 AND status = 'failed'`, run)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		ok, err := s.runExists(ctx, tx, run)
+		if err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: retry run %d: %w", run, err)
+	}
+	return int(n), nil
+}
