@@ -5,3 +5,6 @@ package graph
 // BLAS names the BLAS implementation matrix products use: gonum's pure-Go one by default, or
 // OpenBLAS when built with -tags openblas.
 const BLAS = "gonum"
+
+// gemmThreadsItself: gonum's pure-Go gemm already splits large products across goroutines.
+const gemmThreadsItself = true

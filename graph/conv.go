@@ -227,11 +227,15 @@ func (op *im2colOp) VJP(_ []*G.Node, _, g *G.Node, _ []bool) ([]*G.Node, error) 
 }
 
 // Conv2d is the cross-correlation of an N×C×H×W input x with F×C×KH×KW filters w (no bias),
-// giving N×F×OH×OW. It is built as Im2Col, a matrix product and a transpose, all of which are
-// differentiable to any order.
+// giving N×F×OH×OW. It is computed image by image as im2col and one matrix product into the
+// output (see convOp); its derivatives are convolutions of the same kind, differentiable to
+// any order.
 func Conv2d(x, w *G.Node, g Geometry) (*G.Node, error) {
 	if x == nil || w == nil {
 		return nil, fmt.Errorf("graph: Conv2d of a nil node")
+	}
+	if err := checkDtype(x); err != nil {
+		return nil, err
 	}
 	ws := w.Shape()
 	xs := x.Shape()
@@ -242,25 +246,7 @@ func Conv2d(x, w *G.Node, g Geometry) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	cols, err := Im2Col(x, ws[2], ws[3], g)
-	if err != nil {
-		return nil, err
-	}
-	wm, err := Reshape(w, ws[0], -1)
-	if err != nil {
-		return nil, err
-	}
-	y, err := MatMul(wm, cols) // F × N·OH·OW
-	if err != nil {
-		return nil, err
-	}
-	if y, err = Reshape(y, ws[0], win.N, win.OH*win.OW); err != nil {
-		return nil, err
-	}
-	if y, err = Transpose(y, 1, 0, 2); err != nil {
-		return nil, err
-	}
-	return Reshape(y, win.N, ws[0], win.OH, win.OW)
+	return newConv(convFwd, win, ws[0], x, w)
 }
 
 // AvgPool2d averages every kh×kw window of an N×C×H×W input; padding counts as zeros in the
@@ -291,14 +277,25 @@ func AvgPool2d(x *G.Node, kh, kw int, g Geometry) (*G.Node, error) {
 	return Reshape(m, win.N, win.C, win.OH, win.OW)
 }
 
-// poolOp is max-pooling split so that it can be differentiated again: gather(sel, v) picks,
-// in every window, the element of v where sel is largest; scatter(sel, g) adds every element
-// of g back at that position. Both are linear in their second input and each other's adjoint;
-// sel only chooses positions and carries no derivative.
+// Max-pooling is split so that it can be differentiated again and so that the window maxima
+// are found once per step: argmax(x) records, for every window, the position of its largest
+// element within the input plane (as a value of x's dtype; it carries no derivative);
+// gather(idx, v) picks v at those positions and scatter(idx, g) adds every element of g back
+// at them. Both are linear in their second input and each other's adjoint. The forward pass
+// and every derivative of a MaxPool2d share one argmax node.
+
+type poolKind int
+
+const (
+	poolArgmax poolKind = iota
+	poolGatherK
+	poolScatterK
+)
+
 type poolOp struct {
 	base
-	w       window
-	scatter bool
+	w    window
+	kind poolKind
 }
 
 // MaxPool2d takes the maximum of every kh×kw window of an N×C×H×W input (padding never wins).
@@ -314,96 +311,157 @@ func MaxPool2d(x *G.Node, kh, kw int, g Geometry) (*G.Node, error) {
 	if max(w.PH, w.PB)*2 > kh || max(w.PW, w.PR)*2 > kw {
 		return nil, fmt.Errorf("graph: MaxPool2d padding %+v exceeds half the window %dx%d", g, kh, kw)
 	}
-	return poolGather(x, x, w)
+	if x.Dtype() == tensor.Float32 && w.H*w.W > 1<<24 {
+		return nil, fmt.Errorf("graph: MaxPool2d over %dx%d float32 planes (at most 2^24 elements)", w.H, w.W)
+	}
+	idx, err := apply(&poolOp{base: newBase("PoolArgmax", w.String(), w.poolShape(), x), w: w, kind: poolArgmax}, x)
+	if err != nil {
+		return nil, err
+	}
+	return poolGather(idx, x, w)
 }
 
-func poolGather(sel, v *G.Node, w window) (*G.Node, error) {
-	op := &poolOp{base: newBase("PoolGather", w.String(), w.poolShape(), sel, v), w: w}
-	return apply(op, sel, v)
+func poolGather(idx, v *G.Node, w window) (*G.Node, error) {
+	op := &poolOp{base: newBase("PoolGather", w.String(), w.poolShape(), idx, v), w: w, kind: poolGatherK}
+	return apply(op, idx, v)
 }
 
-func poolScatter(sel, g *G.Node, w window) (*G.Node, error) {
-	op := &poolOp{base: newBase("PoolScatter", w.String(), w.inShape(), sel, g), w: w, scatter: true}
-	return apply(op, sel, g)
+func poolScatter(idx, g *G.Node, w window) (*G.Node, error) {
+	op := &poolOp{base: newBase("PoolScatter", w.String(), w.inShape(), idx, g), w: w, kind: poolScatterK}
+	return apply(op, idx, g)
 }
 
 func (op *poolOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
 
 func (op *poolOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	if op.kind == poolArgmax {
+		return run(op.dt,
+			func() (G.Value, error) { return poolArgmaxDo[float64](op, dst, in[0]) },
+			func() (G.Value, error) { return poolArgmaxDo[float32](op, dst, in[0]) })
+	}
 	return run(op.dt,
-		func() (G.Value, error) { return poolDo[float64](op, dst, in[0], in[1]) },
-		func() (G.Value, error) { return poolDo[float32](op, dst, in[0], in[1]) })
+		func() (G.Value, error) { return poolMoveDo[float64](op, dst, in[0], in[1]) },
+		func() (G.Value, error) { return poolMoveDo[float32](op, dst, in[0], in[1]) })
 }
 
-func poolDo[T Float](op *poolOp, dst, selv, vv G.Value) (G.Value, error) {
-	sel, err := Elements[T](selv)
-	if err != nil {
-		return nil, err
-	}
-	src, err := Elements[T](vv)
+// poolGrain is the number of planes worth a goroutine of their own.
+const poolGrain = 8
+
+func poolArgmaxDo[T Float](op *poolOp, dst, xv G.Value) (G.Value, error) {
+	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
 	}
 	w := op.w
-	if len(sel) != w.inShape().TotalSize() {
-		return nil, fmt.Errorf("graph: %v: selector has %d elements", op, len(sel))
+	if len(x) != w.inShape().TotalSize() {
+		return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(x))
 	}
 	v, y := output[T](dst, op.out)
-	if op.scatter {
-		if len(src) != w.poolShape().TotalSize() {
-			return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(src))
-		}
-		clear0(y)
-	} else if len(src) != len(sel) {
-		return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(src))
-	}
 	H, W, OH, OW := w.H, w.W, w.OH, w.OW
-	for nc := 0; nc < w.N*w.C; nc++ {
-		plane := sel[nc*H*W:][:H*W]
-		var outPlane, srcPlane []T
-		if op.scatter {
-			outPlane, srcPlane = y[nc*H*W:][:H*W], src[nc*OH*OW:][:OH*OW]
-		} else {
-			outPlane, srcPlane = y[nc*OH*OW:][:OH*OW], src[nc*H*W:][:H*W]
-		}
-		for oh := 0; oh < OH; oh++ {
-			ih0 := oh*w.SH - w.PH
-			khLo, khHi := max(0, -ih0), min(w.KH, H-ih0)
-			for ow := 0; ow < OW; ow++ {
-				iw0 := ow*w.SW - w.PW
-				kwLo, kwHi := max(0, -iw0), min(w.KW, W-iw0)
-				at := (ih0+khLo)*W + iw0 + kwLo
-				best := plane[at]
-				for kh := khLo; kh < khHi; kh++ {
-					row := plane[(ih0+kh)*W:][:W]
-					for kw := kwLo; kw < kwHi; kw++ {
-						// branch-free argmax: on real activations the comparison is a coin
-						// flip, and a mispredicted branch costs more than the select
-						e := row[iw0+kw]
-						mask := -b2i(e > best)
-						at ^= (at ^ ((ih0+kh)*W + iw0 + kw)) & mask
-						best = max(best, e)
+	simple := w.KH == 2 && w.KW == 2 && w.SH == 2 && w.SW == 2 && w.PH == 0 && w.PW == 0 && 2*OH <= H && 2*OW <= W
+	parallelFor(w.N*w.C, poolGrain, func(lo, hi int) {
+		for nc := lo; nc < hi; nc++ {
+			plane := x[nc*H*W:][:H*W]
+			out := y[nc*OH*OW:][:OH*OW]
+			if simple {
+				for oh := 0; oh < OH; oh++ {
+					r0 := plane[2*oh*W:][:W]
+					r1 := plane[(2*oh+1)*W:][:W]
+					o := out[oh*OW:][:OW]
+					base := 2 * oh * W
+					for ow := range o {
+						// branch-free: on real activations every comparison is a coin flip
+						a, b := r0[2*ow], r0[2*ow+1]
+						c, d := r1[2*ow], r1[2*ow+1]
+						at0 := base + 2*ow + b2i(b > a)
+						at1 := base + W + 2*ow + b2i(d > c)
+						m0, m1 := max(a, b), max(c, d)
+						at := at0 + (at1-at0)*b2i(m1 > m0)
+						o[ow] = T(at)
 					}
 				}
-				o := oh*OW + ow
-				if op.scatter {
-					outPlane[at] += srcPlane[o]
-				} else {
-					outPlane[o] = srcPlane[at]
+				continue
+			}
+			for oh := 0; oh < OH; oh++ {
+				ih0 := oh*w.SH - w.PH
+				khLo, khHi := max(0, -ih0), min(w.KH, H-ih0)
+				for ow := 0; ow < OW; ow++ {
+					iw0 := ow*w.SW - w.PW
+					kwLo, kwHi := max(0, -iw0), min(w.KW, W-iw0)
+					at := (ih0+khLo)*W + iw0 + kwLo
+					best := plane[at]
+					for kh := khLo; kh < khHi; kh++ {
+						row := plane[(ih0+kh)*W:][:W]
+						for kw := kwLo; kw < kwHi; kw++ {
+							if e := row[iw0+kw]; e > best {
+								best, at = e, (ih0+kh)*W+iw0+kw
+							}
+						}
+					}
+					out[oh*OW+ow] = T(at)
 				}
 			}
 		}
+	})
+	return v, nil
+}
+
+func poolMoveDo[T Float](op *poolOp, dst, idxv, srcv G.Value) (G.Value, error) {
+	idx, err := Elements[T](idxv)
+	if err != nil {
+		return nil, err
 	}
+	src, err := Elements[T](srcv)
+	if err != nil {
+		return nil, err
+	}
+	w := op.w
+	in, pooled := w.inShape().TotalSize(), w.poolShape().TotalSize()
+	if len(idx) != pooled {
+		return nil, fmt.Errorf("graph: %v: index has %d elements", op, len(idx))
+	}
+	v, y := output[T](dst, op.out)
+	HW, OHW := w.H*w.W, w.OH*w.OW
+	if op.kind == poolScatterK {
+		if len(src) != pooled {
+			return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(src))
+		}
+		parallelFor(w.N*w.C, poolGrain, func(lo, hi int) {
+			for nc := lo; nc < hi; nc++ {
+				out := y[nc*HW:][:HW]
+				clear0(out)
+				for o, i := range idx[nc*OHW:][:OHW] {
+					out[int(i)] += src[nc*OHW+o]
+				}
+			}
+		})
+		return v, nil
+	}
+	if len(src) != in {
+		return nil, fmt.Errorf("graph: %v: input has %d elements", op, len(src))
+	}
+	parallelFor(w.N*w.C, poolGrain, func(lo, hi int) {
+		for nc := lo; nc < hi; nc++ {
+			plane := src[nc*HW:][:HW]
+			out := y[nc*OHW:][:OHW]
+			for o, i := range idx[nc*OHW:][:OHW] {
+				out[o] = plane[int(i)]
+			}
+		}
+	})
 	return v, nil
 }
 
 func (op *poolOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error) {
+	if op.kind == poolArgmax {
+		return []*G.Node{nil}, nil
+	}
 	out := make([]*G.Node, 2)
 	if !need[1] {
 		return out, nil
 	}
 	var err error
-	if op.scatter {
+	if op.kind == poolScatterK {
 		out[1], err = poolGather(in[0], g, op.w)
 	} else {
 		out[1], err = poolScatter(in[0], g, op.w)

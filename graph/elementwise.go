@@ -101,6 +101,17 @@ func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
 	if len(x) != len(y) {
 		return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), len(y))
 	}
+	grain := elementwiseGrain
+	switch op.kind {
+	case kExp, kLog, kTanh, kSigmoid, kSoftplus, kSqrt:
+		grain /= 16 // transcendental: much more work per element
+	}
+	parallelFor(len(y), grain, func(lo, hi int) { unaryKernel(op, y[lo:hi], x[lo:hi]) })
+	return v, nil
+}
+
+func unaryKernel[T Float](op *unaryOp, y, x []T) {
+	x = x[:len(y)]
 	switch op.kind {
 	case kNeg:
 		for i, v := range x {
@@ -149,7 +160,6 @@ func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
 			y[i] = a*v + b
 		}
 	}
-	return v, nil
 }
 
 // b2i converts a bool to 0 or 1 without a branch (the compiler emits SETcc).
@@ -193,7 +203,7 @@ func (op *unaryOp) VJP(in []*G.Node, y, g *G.Node, need []bool) ([]*G.Node, erro
 	case kSoftplus: // σ(x)·g
 		d, err = chain(g, x, Sigmoid)
 	case kReLU:
-		d, err = chain(g, x, step)
+		d, err = gate(x, g)
 	case kStep:
 		return []*G.Node{nil}, nil
 	case kSquare: // 2x·g
@@ -302,7 +312,7 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 		if len(a) != len(y) || len(b) != len(y) {
 			return nil, fmt.Errorf("graph: %v: operand sizes %d, %d, want %d", op, len(a), len(b), len(y))
 		}
-		binaryRow(op.kind, y, a, b, 1, 1)
+		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b[lo:hi], 1, 1) })
 		return v, nil
 	}
 	nd := len(op.out)
@@ -441,3 +451,63 @@ func reduceTo(x, like *G.Node) (*G.Node, error) {
 }
 
 var _ = tensor.Float64
+
+// gateOp is ReLU's vector-Jacobian product in one pass: g where x > 0, else 0. It is linear in
+// g, its own VJP in g, and has zero derivative in x (almost everywhere).
+type gateOp struct{ base }
+
+func gate(x, g *G.Node) (*G.Node, error) {
+	if !x.Shape().Eq(g.Shape()) {
+		s, err := step(x)
+		if err != nil {
+			return nil, err
+		}
+		return Mul(g, s)
+	}
+	return apply(&gateOp{base: newBase("ReLUGate", "", x.Shape(), x, g)}, x, g)
+}
+
+func (op *gateOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *gateOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return gateDo[float64](op, dst, in[0], in[1]) },
+		func() (G.Value, error) { return gateDo[float32](op, dst, in[0], in[1]) })
+}
+
+func gateDo[T Float](op *gateOp, dst, xv, gv G.Value) (G.Value, error) {
+	x, err := Elements[T](xv)
+	if err != nil {
+		return nil, err
+	}
+	g, err := Elements[T](gv)
+	if err != nil {
+		return nil, err
+	}
+	v, y := output[T](dst, op.out)
+	if len(x) != len(y) || len(g) != len(y) {
+		return nil, fmt.Errorf("graph: %v: operand sizes %d, %d, want %d", op, len(x), len(g), len(y))
+	}
+	parallelFor(len(y), elementwiseGrain, func(lo, hi int) {
+		xs, gs, ys := x[lo:hi], g[lo:hi], y[lo:hi]
+		for i := range ys {
+			// branch-free select: a mispredicted branch per element costs more than the multiply
+			ys[i] = gs[i] * T(b2i(xs[i] > 0))
+		}
+	})
+	return v, nil
+}
+
+func (op *gateOp) VJP(in []*G.Node, _, u *G.Node, need []bool) ([]*G.Node, error) {
+	out := make([]*G.Node, 2)
+	if need[1] {
+		var err error
+		if out[1], err = gate(in[0], u); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// elementwiseGrain is the number of elements worth a goroutine of their own.
+const elementwiseGrain = 1 << 15

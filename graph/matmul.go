@@ -3,9 +3,6 @@ package graph
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -79,32 +76,6 @@ func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value) (G.Value, error) {
 	v, c := output[T](dst, op.out)
 	gemm(op.ta, op.tb, op.m, op.n, op.k, a, b, c)
 	return v, nil
-}
-
-// gemm sets c = op(a)·op(b) for row-major operands through the BLAS in use (gonum's pure-Go
-// one, or OpenBLAS under the openblas build tag).
-func gemm[T Float](ta, tb bool, m, n, k int, a, b, c []T) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		clear0(c)
-		return
-	}
-	tA, tB := blas.NoTrans, blas.NoTrans
-	lda, ldb := k, n
-	if ta {
-		tA, lda = blas.Trans, m
-	}
-	if tb {
-		tB, ldb = blas.Trans, k
-	}
-	switch c := any(c).(type) {
-	case []float64:
-		blas64.Implementation().Dgemm(tA, tB, m, n, k, 1, any(a).([]float64), lda, any(b).([]float64), ldb, 0, c, n)
-	case []float32:
-		blas32.Implementation().Sgemm(tA, tB, m, n, k, 1, any(a).([]float32), lda, any(b).([]float32), ldb, 0, c, n)
-	}
 }
 
 func (op *matMulOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error) {

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hyperflat/hyperflat/graph"
+)
+
+const tunables = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
+
+// comparison times one workload on several sides, interleaved.
+type comparison struct {
+	key   string   // result name
+	names []string // workload name on each side
+	sides []string // side names; the first is the numerator of the ratio, the second its reference
+	ms    [][]float64
+	k     []int
+}
+
+type result struct {
+	kind, name string // RATIO or FIGURE
+	value      float64
+	unit       string
+	target     string
+	met        bool
+	note       string
+}
+
+func compare(quick bool, reps int, python, ref, purego string) error {
+	start := time.Now()
+	if reps <= 0 {
+		reps = 5
+		if quick {
+			reps = 3
+		}
+	}
+	target := 0.6 // seconds of steps per side per repetition
+	if quick {
+		target = 0.25
+	}
+	fmt.Printf("# bench/compare: hyperflat (%s BLAS, GOMAXPROCS %d, %s/%s) vs PyTorch and Optuna; %d interleaved A/B repetitions\n",
+		graph.BLAS, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, reps)
+	fmt.Printf("# load average at start: %s\n", loadavg())
+
+	sides := map[string]side{"hyperflat": &local{steps: map[string]stepper{}}}
+	defer func() {
+		for _, s := range sides {
+			s.close()
+		}
+	}()
+	var err error
+	if sides["torch_default"], err = startServer("torch (default malloc)", []string{"GLIBC_TUNABLES="}, python, ref); err != nil {
+		return err
+	}
+	if sides["torch_tuned"], err = startServer("torch (tuned malloc)", []string{"GLIBC_TUNABLES=" + tunables}, python, ref); err != nil {
+		return err
+	}
+	if sides["optuna"], err = startServer("optuna", nil, python, ref); err != nil {
+		return err
+	}
+	info, err := sides["torch_default"].(*server).call("INFO")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("# reference: %s (%s)\n", strings.Join(info, " "), python)
+	if purego != "" {
+		if sides["purego"], err = startServer("hyperflat pure-Go", nil, purego, "serve"); err != nil {
+			return err
+		}
+		pi, err := sides["purego"].(*server).call("INFO")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("# pure-Go build: %s\n", strings.Join(pi, " "))
+	}
+
+	var comps []*comparison
+	for _, n := range []string{"mlp_train_f32", "mlp_hvp_f32", "cnn_train_f32", "cnn_hvp_f32"} {
+		c := &comparison{key: n, sides: []string{"hyperflat", "torch_tuned", "torch_default"}}
+		if purego != "" {
+			c.sides = append(c.sides, "purego")
+		}
+		for range c.sides {
+			c.names = append(c.names, n)
+		}
+		comps = append(comps, c)
+	}
+	comps = append(comps,
+		&comparison{key: "hypergrad_step_over_train_step", names: []string{"hg_step", "hg_plain"}, sides: []string{"hyperflat", "hyperflat"}},
+		&comparison{key: "tpe_suggest", names: []string{"tpe_suggest", "tpe_suggest"}, sides: []string{"hyperflat", "optuna"}})
+
+	// warm up every side and size its runs
+	for _, c := range comps {
+		c.ms = make([][]float64, len(c.sides))
+		c.k = make([]int, len(c.sides))
+		for i, s := range c.sides {
+			w, err := sides[s].warm(c.names[i])
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", c.names[i], s, err)
+			}
+			c.k[i] = int(math.Max(3, math.Min(2000, math.Round(target*1e3/math.Max(w, 1e-3)))))
+			if s == "purego" {
+				c.k[i] = max(3, c.k[i]/3)
+			}
+		}
+	}
+	// interleaved repetitions: every comparison's sides one after another, the order rotating
+	for r := 0; r < reps; r++ {
+		for _, c := range comps {
+			for j := range c.sides {
+				i := (j + r) % len(c.sides)
+				ts, err := sides[c.sides[i]].run(c.names[i], c.k[i])
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", c.names[i], c.sides[i], err)
+				}
+				c.ms[i] = append(c.ms[i], median(ts))
+			}
+		}
+		fmt.Fprintf(os.Stderr, "gocmp: repetition %d/%d done (%.0f s)\n", r+1, reps, time.Since(start).Seconds())
+	}
+
+	var res []result
+	med := func(c *comparison, i int) float64 { return median(c.ms[i]) }
+	targets := map[string]float64{"mlp_train_f32": 1, "mlp_hvp_f32": 1, "cnn_train_f32": 1.5, "cnn_hvp_f32": 1.5, "hypergrad_step_over_train_step": 3, "tpe_suggest": 1}
+	for _, c := range comps {
+		r := med(c, 0) / med(c, 1)
+		t := targets[c.key]
+		res = append(res, result{kind: "RATIO", name: c.key, value: r, target: fmt.Sprintf("≤ %g", t), met: r <= t,
+			note: fmt.Sprintf("%s %.4g ms / %s %.4g ms", c.names[0], med(c, 0), c.sides[1], med(c, 1))})
+	}
+	for _, c := range comps {
+		for i, s := range c.sides {
+			name := c.key + "." + s
+			if c.sides[0] == c.sides[1] {
+				name = c.key + "." + c.names[i]
+			}
+			res = append(res, result{kind: "FIGURE", name: name, value: med(c, i), unit: "ms",
+				note: fmt.Sprintf("median of %d repetitions × %d steps", reps, c.k[i])})
+		}
+		if len(c.sides) > 2 && c.sides[2] == "torch_default" {
+			res = append(res, result{kind: "FIGURE", name: c.key + ".ratio_vs_torch_default", value: med(c, 0) / med(c, 2), unit: "ratio"})
+		}
+		if len(c.sides) > 3 && c.sides[3] == "purego" {
+			res = append(res, result{kind: "FIGURE", name: c.key + ".purego_ratio_vs_torch_tuned", value: med(c, 3) / med(c, 1), unit: "ratio"})
+		}
+	}
+
+	// AHSC: μ per batch, screening speed-up
+	n1, width := 50, 10
+	if quick {
+		n1, width = 16, 8
+	}
+	mu, err := muPerBatch(50)
+	if err != nil {
+		return fmt.Errorf("ahsc μ: %w", err)
+	}
+	res = append(res, result{kind: "FIGURE", name: "ahsc_mu_ms_per_batch", value: mu, unit: "ms", target: "≤ 10", met: mu <= 10,
+		note: "mean over 50 OpenML-space MLPs (breast cancer, f64) of StrongConvexity time / batches"})
+	var t1, t2 []float64
+	for r := 0; r < 2; r++ {
+		for _, w := range [][]int{{1, 2}, {2, 1}}[r] {
+			el, err := screenTime(n1, width, w)
+			if err != nil {
+				return fmt.Errorf("ahsc screening: %w", err)
+			}
+			if w == 1 {
+				t1 = append(t1, el.Seconds())
+			} else {
+				t2 = append(t2, el.Seconds())
+			}
+		}
+	}
+	sp := median(t1) / median(t2)
+	res = append(res, result{kind: "FIGURE", name: "screen_speedup_2_workers", value: sp, unit: "x", target: "≥ 1.8", met: sp >= 1.8,
+		note: fmt.Sprintf("AHSC screening of %d configurations (widths ≤ 2^%d): %.2f s on 1 worker, %.2f s on 2", n1, width, median(t1), median(t2))})
+
+	// peak
+	peak := peakGFLOPs()
+	var mlpMs float64
+	for _, c := range comps {
+		if c.key == "mlp_train_f32" {
+			mlpMs = med(c, 0)
+		}
+	}
+	achieved := mlpFlops() / (mlpMs * 1e-3) / 1e9
+	frac := achieved / peak
+	res = append(res,
+		result{kind: "FIGURE", name: "mlp_peak_fraction", value: frac, unit: "fraction", target: "≥ 0.15", met: frac >= 0.15,
+			note: fmt.Sprintf("%.1f MFLOP per step in %.3f ms = %.1f GFLOP/s of %.0f", mlpFlops()/1e6, mlpMs, achieved, peak)},
+		result{kind: "FIGURE", name: "fma_peak_f32", value: peak, unit: "GFLOP/s", note: fmt.Sprintf("FMA loop on %d cores", runtime.GOMAXPROCS(0))},
+		result{kind: "FIGURE", name: "mlp_train_f32.hyperflat_gflops", value: achieved, unit: "GFLOP/s"})
+
+	for _, r := range res {
+		if r.kind == "RATIO" {
+			fmt.Printf("RATIO %s %.4f\n", r.name, r.value)
+		}
+	}
+	for _, r := range res {
+		if r.kind == "FIGURE" {
+			fmt.Printf("FIGURE %s %.4g %s\n", r.name, r.value, r.unit)
+		}
+	}
+	fmt.Printf("# load average at end: %s; %.0f s\n\n", loadavg(), time.Since(start).Seconds())
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "result\tvalue\ttarget\tmet\tdetail")
+	for _, r := range res {
+		if r.target == "" {
+			continue
+		}
+		met := "no"
+		if r.met {
+			met = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%.3f %s\t%s\t%s\t%s\n", r.name, r.value, r.unit, r.target, met, r.note)
+	}
+	tw.Flush()
+	fmt.Println()
+	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hdr := "workload (ms/step)\thyperflat\ttorch tuned\ttorch default\t"
+	if purego != "" {
+		hdr += "hyperflat pure-Go\t"
+	}
+	fmt.Fprintln(tw, hdr)
+	for _, c := range comps[:4] {
+		fmt.Fprintf(tw, "%s\t", c.key)
+		for i := range c.sides {
+			fmt.Fprintf(tw, "%.3f\t", med(c, i))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	return nil
+}

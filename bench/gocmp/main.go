@@ -1,0 +1,273 @@
+// Command gocmp is the engine of bench/compare: it runs hyperflat's workloads in process and
+// their references (PyTorch, Optuna: bench/ref.py; optionally hyperflat's pure-Go build in
+// serve mode) as servers, interleaves them A/B over several repetitions on identical shapes and
+// data, and prints RATIO and FIGURE lines and a table. See bench/compare.
+//
+//	gocmp [--quick] [--reps N] [--python /usr/bin/python3] [--ref bench/ref.py] [--purego BIN]
+//	gocmp serve        (answer WARM/RUN/INFO/QUIT on stdin like bench/ref.py)
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hyperflat/hyperflat/graph"
+)
+
+// A side runs workloads: in process, or a server process.
+type side interface {
+	warm(name string) (float64, error)
+	run(name string, k int) ([]float64, error)
+	close()
+}
+
+// local runs Go workloads in this process.
+type local struct{ steps map[string]stepper }
+
+func (l *local) warm(name string) (float64, error) {
+	s, ok := l.steps[name]
+	if !ok {
+		mk, ok := goWorkloads[name]
+		if !ok {
+			return 0, fmt.Errorf("no workload %s", name)
+		}
+		var err error
+		if s, err = mk(); err != nil {
+			return 0, err
+		}
+		l.steps[name] = s
+	}
+	ms := 0.0
+	for i := 0; i < 3; i++ {
+		t0 := time.Now()
+		if err := s(); err != nil {
+			return 0, err
+		}
+		ms = float64(time.Since(t0).Nanoseconds()) / 1e6
+	}
+	return ms, nil
+}
+
+func (l *local) run(name string, k int) ([]float64, error) {
+	s := l.steps[name]
+	ts := make([]float64, k)
+	for i := range ts {
+		t0 := time.Now()
+		if err := s(); err != nil {
+			return nil, err
+		}
+		ts[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
+	}
+	return ts, nil
+}
+
+func (l *local) close() {}
+
+// server is a side in another process speaking the line protocol of bench/ref.py.
+type server struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+}
+
+func startServer(name string, env []string, argv ...string) (*server, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	return &server{name: name, cmd: cmd, in: in, out: sc}, nil
+}
+
+func (s *server) call(line string) ([]string, error) {
+	if _, err := fmt.Fprintln(s.in, line); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	if !s.out.Scan() {
+		return nil, fmt.Errorf("%s exited (%v) on %q", s.name, s.out.Err(), line)
+	}
+	f := strings.Fields(s.out.Text())
+	if len(f) == 0 || f[0] != "OK" {
+		return nil, fmt.Errorf("%s: %s", s.name, s.out.Text())
+	}
+	return f[1:], nil
+}
+
+func floats(f []string) ([]float64, error) {
+	out := make([]float64, len(f))
+	for i, s := range f {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (s *server) warm(name string) (float64, error) {
+	f, err := s.call("WARM " + name)
+	if err != nil {
+		return 0, err
+	}
+	v, err := floats(f)
+	if err != nil || len(v) != 1 {
+		return 0, fmt.Errorf("%s: bad WARM answer %v", s.name, f)
+	}
+	return v[0], nil
+}
+
+func (s *server) run(name string, k int) ([]float64, error) {
+	f, err := s.call(fmt.Sprintf("RUN %s %d", name, k))
+	if err != nil {
+		return nil, err
+	}
+	return floats(f)
+}
+
+func (s *server) close() {
+	fmt.Fprintln(s.in, "QUIT")
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// serve answers the protocol on stdin/stdout with the in-process workloads.
+func serve() {
+	l := &local{steps: map[string]stepper{}}
+	sc := bufio.NewScanner(os.Stdin)
+	w := bufio.NewWriter(os.Stdout)
+	reply := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...); w.Flush() }
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		switch {
+		case f[0] == "QUIT":
+			return
+		case f[0] == "INFO":
+			reply("OK blas=%s gomaxprocs=%d", graph.BLAS, runtime.GOMAXPROCS(0))
+		case f[0] == "WARM" && len(f) == 2:
+			ms, err := l.warm(f[1])
+			if err != nil {
+				reply("ERR %v", err)
+				continue
+			}
+			reply("OK %.6f", ms)
+		case f[0] == "RUN" && len(f) == 3:
+			k, _ := strconv.Atoi(f[2])
+			if _, ok := l.steps[f[1]]; !ok {
+				reply("ERR %s not warmed", f[1])
+				continue
+			}
+			ts, err := l.run(f[1], k)
+			if err != nil {
+				reply("ERR %v", err)
+				continue
+			}
+			var b strings.Builder
+			b.WriteString("OK")
+			for _, t := range ts {
+				fmt.Fprintf(&b, " %.6f", t)
+			}
+			reply("%s", b.String())
+		default:
+			reply("ERR bad command %q", sc.Text())
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// peakGFLOPs measures the float32 FMA throughput of all cores: the best of several 50 ms runs
+// of fmaLoop on GOMAXPROCS goroutines.
+func peakGFLOPs() float64 {
+	if !haveFMA() {
+		return math.NaN()
+	}
+	p := runtime.GOMAXPROCS(0)
+	const iters = 1 << 21
+	best := 0.0
+	for r := 0; r < 7; r++ {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for i := 0; i < p; i++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); fmaLoop(iters) }()
+		}
+		wg.Wait()
+		el := time.Since(t0).Seconds()
+		best = max(best, float64(p)*iters*fmaFlopsPerIter/el/1e9)
+	}
+	return best
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		serve()
+		return
+	}
+	quick := flag.Bool("quick", false, "fewer repetitions and shorter runs (under 5 minutes)")
+	reps := flag.Int("reps", 0, "A/B repetitions per workload (default 5, 3 with --quick)")
+	python := flag.String("python", "/usr/bin/python3", "interpreter with python3-torch and python3-optuna")
+	ref := flag.String("ref", "bench/ref.py", "the reference server script")
+	purego := flag.String("purego", "", "a pure-Go (no openblas tag) build of this program, also benchmarked")
+	flag.Parse()
+	if err := compare(*quick, *reps, *python, *ref, *purego); err != nil {
+		fmt.Fprintln(os.Stderr, "gocmp:", err)
+		os.Exit(1)
+	}
+}

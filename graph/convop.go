@@ -1,0 +1,277 @@
+package graph
+
+import (
+	"fmt"
+	"sync"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// convOp is a 2-D convolution computed image by image: each image's windows are laid out by
+// im2col into a C·KH·KW × OH·OW workspace that feeds one matrix product directly, whose result
+// is already that image's F × OH·OW block of the N×F×OH×OW output, so no transpose and no
+// batch-sized column matrix is ever materialized. Images are split across cores, each worker
+// with its own workspace, reused from step to step.
+//
+// The three kinds are the convolution and its two adjoints; each is linear in each input, and
+// their VJPs are convolutions of the same three kinds, so Conv2d is differentiable to any
+// order:
+//
+//	fwd(x, w)   = y,  y[n] = W·cols(x[n])
+//	backX(g, w) = dx, dx[n] = col2im(Wᵀ·g[n])
+//	backW(x, g) = dw, dw = Σ_n g[n]·cols(x[n])ᵀ
+type convOp struct {
+	base
+	w    window
+	f    int // filters
+	kind convKind
+}
+
+type convKind int
+
+const (
+	convFwd convKind = iota
+	convBackX
+	convBackW
+)
+
+var convNames = [...]string{"Conv2d", "Conv2dBackX", "Conv2dBackW"}
+
+func (w window) outShape(f int) tensor.Shape    { return tensor.Shape{w.N, f, w.OH, w.OW} }
+func (w window) filterShape(f int) tensor.Shape { return tensor.Shape{f, w.C, w.KH, w.KW} }
+
+func newConv(kind convKind, win window, f int, a, b *G.Node) (*G.Node, error) {
+	var out tensor.Shape
+	switch kind {
+	case convFwd:
+		out = win.outShape(f)
+	case convBackX:
+		out = win.inShape()
+	default:
+		out = win.filterShape(f)
+	}
+	op := &convOp{base: newBase(convNames[kind], fmt.Sprintf("%v f%d", win, f), out, a, b), w: win, f: f, kind: kind}
+	return apply(op, a, b)
+}
+
+func (op *convOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
+
+func (op *convOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return convDo[float64](op, dst, in[0], in[1]) },
+		func() (G.Value, error) { return convDo[float32](op, dst, in[0], in[1]) })
+}
+
+// workspaces hands out per-worker scratch buffers; they are reused across steps and ops.
+var workspaces32, workspaces64 sync.Pool
+
+func getWorkspace[T Float](n int) *[]T {
+	var zero T
+	var p *sync.Pool
+	if _, ok := any(zero).(float32); ok {
+		p = &workspaces32
+	} else {
+		p = &workspaces64
+	}
+	if b, ok := p.Get().(*[]T); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]T, n)
+	return &b
+}
+
+func putWorkspace[T Float](b *[]T) {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		workspaces32.Put(b)
+	} else {
+		workspaces64.Put(b)
+	}
+}
+
+func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
+	a, err := Elements[T](av)
+	if err != nil {
+		return nil, err
+	}
+	b, err := Elements[T](bv)
+	if err != nil {
+		return nil, err
+	}
+	w, F := op.w, op.f
+	ckk, ohw, chw := w.C*w.KH*w.KW, w.OH*w.OW, w.C*w.H*w.W
+	nx, nw, ny := w.N*chw, F*ckk, w.N*F*ohw
+	want := [...][2]int{convFwd: {nx, nw}, convBackX: {ny, nw}, convBackW: {nx, ny}}[op.kind]
+	if len(a) != want[0] || len(b) != want[1] {
+		return nil, fmt.Errorf("graph: %v: inputs have %d and %d elements, want %d and %d", op, len(a), len(b), want[0], want[1])
+	}
+	v, y := output[T](dst, op.out)
+	one := w
+	one.N = 1
+	switch op.kind {
+	case convFwd: // y[n] = W·cols(x[n])
+		parallelFor(w.N, 1, func(lo, hi int) {
+			ws := getWorkspace[T](ckk * ohw)
+			cols := *ws
+			for n := lo; n < hi; n++ {
+				im2colImage(one, a[n*chw:][:chw], cols)
+				gemmSerial(false, false, F, ohw, ckk, b, cols, 0, y[n*F*ohw:][:F*ohw])
+			}
+			putWorkspace(ws)
+		})
+	case convBackX: // dx[n] = col2im(Wᵀ·g[n])
+		parallelFor(w.N, 1, func(lo, hi int) {
+			ws := getWorkspace[T](ckk * ohw)
+			cols := *ws
+			for n := lo; n < hi; n++ {
+				gemmSerial(true, false, ckk, ohw, F, b, a[n*F*ohw:][:F*ohw], 0, cols)
+				img := y[n*chw:][:chw]
+				clear0(img)
+				col2imImage(one, cols, img)
+			}
+			putWorkspace(ws)
+		})
+	case convBackW: // dw = Σ_n g[n]·cols(x[n])ᵀ, one partial sum per worker
+		var mu sync.Mutex
+		first := true
+		parallelFor(w.N, 1, func(lo, hi int) {
+			ws := getWorkspace[T](ckk*ohw + nw)
+			cols, acc := (*ws)[:ckk*ohw], (*ws)[ckk*ohw:]
+			for n := lo; n < hi; n++ {
+				im2colImage(one, a[n*chw:][:chw], cols)
+				beta := T(1)
+				if n == lo {
+					beta = 0
+				}
+				gemmSerial(false, true, F, ckk, ohw, b[n*F*ohw:][:F*ohw], cols, beta, acc)
+			}
+			mu.Lock()
+			if first {
+				copy(y, acc)
+				first = false
+			} else {
+				for i, e := range acc {
+					y[i] += e
+				}
+			}
+			mu.Unlock()
+			putWorkspace(ws)
+		})
+		if w.N == 0 {
+			clear0(y)
+		}
+	}
+	return v, nil
+}
+
+func (op *convOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error) {
+	out := make([]*G.Node, 2)
+	var err error
+	w, f := op.w, op.f
+	switch op.kind {
+	case convFwd: // in: x, w
+		if need[0] {
+			if out[0], err = newConv(convBackX, w, f, g, in[1]); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = newConv(convBackW, w, f, in[0], g)
+		}
+	case convBackX: // in: g, w; adjoint has x's shape
+		if need[0] {
+			if out[0], err = newConv(convFwd, w, f, g, in[1]); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = newConv(convBackW, w, f, g, in[0])
+		}
+	default: // in: x, g; adjoint has w's shape
+		if need[0] {
+			if out[0], err = newConv(convBackX, w, f, in[1], g); err != nil {
+				return nil, err
+			}
+		}
+		if need[1] {
+			out[1], err = newConv(convFwd, w, f, in[0], g)
+		}
+	}
+	return out, err
+}
+
+// im2colImage lays out the windows of one C×H×W image (w.N is ignored) as the columns of a
+// C·KH·KW × OH·OW matrix; padding reads as zero.
+func im2colImage[T Float](w window, img, cols []T) {
+	np := w.OH * w.OW
+	for c := 0; c < w.C; c++ {
+		plane := img[c*w.H*w.W:][:w.H*w.W]
+		for kh := 0; kh < w.KH; kh++ {
+			for kw := 0; kw < w.KW; kw++ {
+				dst := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
+				lo := max(ceilDiv(w.PW-kw, w.SW), 0)
+				hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
+				hi = max(hi, lo)
+				for oh := 0; oh < w.OH; oh++ {
+					seg := dst[oh*w.OW:][:w.OW]
+					ih := oh*w.SH - w.PH + kh
+					if ih < 0 || ih >= w.H {
+						clear0(seg)
+						continue
+					}
+					in := plane[ih*w.W:][:w.W]
+					iw := lo*w.SW - w.PW + kw
+					clear0(seg[:lo])
+					if w.SW == 1 {
+						copy(seg[lo:hi], in[iw:])
+					} else {
+						for k := range seg[lo:hi] {
+							seg[lo+k] = in[iw]
+							iw += w.SW
+						}
+					}
+					clear0(seg[hi:])
+				}
+			}
+		}
+	}
+}
+
+// col2imImage adds the columns of a C·KH·KW × OH·OW matrix back into the windows of one
+// C×H×W image (w.N is ignored).
+func col2imImage[T Float](w window, cols, img []T) {
+	np := w.OH * w.OW
+	for c := 0; c < w.C; c++ {
+		plane := img[c*w.H*w.W:][:w.H*w.W]
+		for kh := 0; kh < w.KH; kh++ {
+			for kw := 0; kw < w.KW; kw++ {
+				src := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
+				lo := max(ceilDiv(w.PW-kw, w.SW), 0)
+				hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
+				hi = max(hi, lo)
+				for oh := 0; oh < w.OH; oh++ {
+					ih := oh*w.SH - w.PH + kh
+					if ih < 0 || ih >= w.H {
+						continue
+					}
+					seg := src[oh*w.OW:][lo:hi]
+					in := plane[ih*w.W:][:w.W]
+					iw := lo*w.SW - w.PW + kw
+					if w.SW == 1 {
+						in = in[iw:][:len(seg)]
+						for k, e := range seg {
+							in[k] += e
+						}
+					} else {
+						for _, e := range seg {
+							in[iw] += e
+							iw += w.SW
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package graph
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// gemmSplitFlops is the size (m·n·k) above which gemm splits a product across cores.
+const gemmSplitFlops = 1 << 17
+
+// gemm sets c = op(a)·op(b) for row-major operands through the BLAS in use (gonum's pure-Go
+// one, or OpenBLAS under the openblas build tag). Large products are split into row or column
+// blocks of c computed on separate goroutines.
+func gemm[T Float](ta, tb bool, m, n, k int, a, b, c []T) {
+	gemmAcc(ta, tb, m, n, k, a, b, 0, c)
+}
+
+// gemmAcc sets c = op(a)·op(b) + beta·c.
+func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		if beta == 0 {
+			clear0(c[:m*n])
+		} else {
+			for i := range c[:m*n] {
+				c[i] *= beta
+			}
+		}
+		return
+	}
+	lda, ldb := k, n
+	if ta {
+		lda = m
+	}
+	if tb {
+		ldb = k
+	}
+	p := procs()
+	if !gemmThreadsItself && p > 1 && m*n*k >= gemmSplitFlops && max(m, n) >= 2*p {
+		if m >= n {
+			parallelFor(m, 8, func(lo, hi int) {
+				ao := lo * k
+				if ta {
+					ao = lo
+				}
+				gemmLD(ta, tb, hi-lo, n, k, a[ao:], lda, b, ldb, beta, c[lo*n:], n)
+			})
+		} else {
+			parallelFor(n, 16, func(lo, hi int) {
+				bo := lo
+				if tb {
+					bo = lo * k
+				}
+				gemmLD(ta, tb, m, hi-lo, k, a, lda, b[bo:], ldb, beta, c[lo:], n)
+			})
+		}
+		return
+	}
+	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
+}
+
+// gemmSerial is gemmAcc on the calling goroutine only, for kernels that parallelize at a
+// coarser grain themselves.
+func gemmSerial[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
+	if m == 0 || n == 0 || k == 0 {
+		gemmAcc(ta, tb, m, n, k, a, b, beta, c)
+		return
+	}
+	lda, ldb := k, n
+	if ta {
+		lda = m
+	}
+	if tb {
+		ldb = k
+	}
+	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
+}
+
+// gemmLD is one BLAS call with explicit leading dimensions. The slices may be longer than the
+// operands; they are trimmed to what BLAS checks.
+func gemmLD[T Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	tA, tB := blas.NoTrans, blas.NoTrans
+	ar, ac := m, k
+	if ta {
+		tA, ar, ac = blas.Trans, k, m
+	}
+	br, bc := k, n
+	if tb {
+		tB, br, bc = blas.Trans, n, k
+	}
+	a = a[:lda*(ar-1)+ac]
+	b = b[:ldb*(br-1)+bc]
+	c = c[:ldc*(m-1)+n]
+	switch c := any(c).(type) {
+	case []float64:
+		blas64.Implementation().Dgemm(tA, tB, m, n, k, 1, any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), c, ldc)
+	case []float32:
+		blas32.Implementation().Sgemm(tA, tB, m, n, k, 1, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c, ldc)
+	}
+}
