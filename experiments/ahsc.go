@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -98,7 +99,8 @@ func ahscExperiment() Experiment {
 			{Name: "n2", Usage: "configurations AHSC trains fully (default: paper 10, quick 3)"},
 			{Name: "epochs", Usage: "most epochs of a full training (default: paper 200 for tables and 50 for images; quick 30 and 2)"},
 		},
-		Run: runAHSC,
+		Plan:  planAHSC,
+		Plots: ahscPlots,
 	}
 }
 
@@ -135,6 +137,7 @@ func ahscPaperValue(p *ahscProblem, method string) float64 {
 
 // ahscSettings are the sizes of a preset.
 type ahscSettings struct {
+	fixed               *search.Config // the "fixed" method's one configuration (hyperflat trial)
 	repeats             int
 	budget, bayesBudget int // evaluations of the black-box methods (OpenML and images; Bayesmark)
 	n1, n2              int
@@ -255,6 +258,7 @@ type ahscRun struct {
 	failed     int        // failed objective calls
 	screened   int        // AHSC: configurations screened
 	screenLost int        // AHSC: screenings dropped (failure or μ ≤ 0)
+	mu         float64    // the fixed method (a single trial): μ after one epoch
 	err        string     // why the run selected nothing
 }
 
@@ -280,6 +284,8 @@ func ahscMethod(name string, task *convexity.Task, s ahscSettings, inner int) se
 		return search.HEBO{}
 	case "turbo":
 		return search.TuRBO{}
+	case "fixed":
+		return &ahscFixed{task: task, cfg: *s.fixed}
 	}
 	panic("ahsc: unknown method " + name)
 }
@@ -398,6 +404,9 @@ func ahscRunOne(ctx context.Context, p *ahscProblem, sp *ahscSplit, s ahscSettin
 	start := time.Now()
 	trials, err := m.Search(ctx, rng, p.space, obj, budget)
 	run.seconds = time.Since(start).Seconds()
+	if f, ok := m.(*ahscFixed); ok {
+		run.mu = f.mu
+	}
 	if a, ok := m.(*convexity.AHSC); ok {
 		run.screened = len(a.Screen)
 		for _, sc := range a.Screen {
@@ -546,7 +555,7 @@ func ahscMean(xs []float64) float64 {
 
 type ahscNote struct{ dataset, note string }
 
-func runAHSC(ctx context.Context, opt Options) (*Result, error) {
+func planAHSC(ctx context.Context, opt Options) (*Plan, error) {
 	s, err := ahscSettingsFor(opt)
 	if err != nil {
 		return nil, err
@@ -614,33 +623,130 @@ func runAHSC(ctx context.Context, opt Options) (*Result, error) {
 			}
 		}
 	}
-	inner := 1
-	if len(jobs) < opt.Workers {
-		inner = max(1, opt.Workers/len(jobs))
+	p := &Plan{Best: "value", Higher: true}
+	for _, j := range jobs {
+		pr := problems[j.problem]
+		key := fmt.Sprintf("%s/r%d/%s", pr.name, j.repeat, j.method)
+		if j.hidden {
+			key += "(reference)"
+		}
+		p.Cells = append(p.Cells, Cell{Key: key, Seed: ahscSeed(opt.Seed, pr.name, j.repeat),
+			Config: map[string]any{"dataset": pr.name, "repeat": j.repeat, "method": j.method, "hidden": j.hidden}})
 	}
-	runs := make([]ahscRun, len(jobs))
-	err = parallel(ctx, opt.Workers, len(jobs), func(i int) error {
+	p.Run = func(ctx context.Context, i, inner int) (CellResult, error) {
 		j := jobs[i]
-		p := problems[j.problem]
-		seed := ahscSeed(opt.Seed, p.name, j.repeat)
-		r, err := ahscRunOne(ctx, p, splits[j.problem][j.repeat], s, j.method, j.repeat, seed, inner)
+		pr := problems[j.problem]
+		r, err := ahscRunOne(ctx, pr, splits[j.problem][j.repeat], s, j.method, j.repeat, p.Cells[i].Seed, inner)
 		if err != nil {
-			return fmt.Errorf("ahsc: %s repeat %d, %s: %w", p.name, j.repeat, j.method, err)
+			return CellResult{}, fmt.Errorf("ahsc: %s repeat %d, %s: %w", pr.name, j.repeat, j.method, err)
 		}
 		r.hidden = j.hidden
-		runs[i] = r
-		status := fmt.Sprintf("test %s %.4g", p.metric, r.testMetric)
+		status := fmt.Sprintf("test %s %.4g", pr.metric, r.testMetric)
 		if r.err != "" {
 			status = "no result: " + r.err
 		}
-		opt.progressf("ahsc: %s repeat %d/%d %-12s %s (%d evaluations, %.1fs)", p.name, j.repeat+1, s.repeats, j.method, status, r.calls, r.seconds)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		return CellResult{Output: r.toJSON(),
+			Metrics: map[string]float64{"value": r.value, "test_metric": r.testMetric, "val_objective": r.objective,
+				"evaluations": float64(r.calls), "failed": float64(r.failed)},
+			Summary: fmt.Sprintf("ahsc: %s repeat %d/%d %-12s %s (%d evaluations, %.1fs)", pr.name, j.repeat+1, s.repeats, j.method, status, r.calls, r.seconds)}, nil
 	}
-	refs := ahscBayesmarkScores(runs)
-	return ahscResult(opt, s, problems, splits, methods, runs, refs, notes)
+	p.Assemble = func(outputs []json.RawMessage) (*Result, error) {
+		runs := make([]ahscRun, len(outputs))
+		for i, raw := range outputs {
+			var j ahscRunJSON
+			if err := json.Unmarshal(raw, &j); err != nil {
+				return nil, fmt.Errorf("ahsc: cell %s: %w", p.Cells[i].Key, err)
+			}
+			runs[i] = j.run()
+			runs[i].group = problems[jobs[i].problem].group
+		}
+		refs := ahscBayesmarkScores(runs)
+		return ahscResult(opt, s, problems, splits, methods, runs, refs, notes)
+	}
+	return p, nil
+}
+
+// ahscEvalJSON and ahscRunJSON are a cell's stored output.
+type ahscEvalJSON struct {
+	Config     string `json:"config"`
+	Fidelity   F64    `json:"fidelity"`
+	ValMetric  F64    `json:"val_metric"`
+	ValLoss    F64    `json:"val_loss"`
+	TestMetric F64    `json:"test_metric"`
+	TestAcc    F64    `json:"test_accuracy"`
+	TestNLL    F64    `json:"test_log_loss"`
+	Failed     bool   `json:"failed,omitempty"`
+}
+
+type ahscRunJSON struct {
+	Dataset    string         `json:"dataset"`
+	Repeat     int            `json:"repeat"`
+	Method     string         `json:"method"`
+	Hidden     bool           `json:"hidden,omitempty"`
+	Seconds    F64            `json:"seconds"`
+	Config     string         `json:"config"`
+	Objective  F64            `json:"val_objective"`
+	TestMetric F64            `json:"test_metric"`
+	TestAcc    F64            `json:"test_accuracy"`
+	TestNLL    F64            `json:"test_log_loss"`
+	Value      F64            `json:"value"`
+	Evals      []ahscEvalJSON `json:"evaluations"`
+	Calls      int            `json:"calls"`
+	Failed     int            `json:"failed"`
+	Screened   int            `json:"screened"`
+	ScreenLost int            `json:"screen_dropped"`
+	Err        string         `json:"error,omitempty"`
+}
+
+func (r ahscRun) toJSON() ahscRunJSON {
+	j := ahscRunJSON{Dataset: r.dataset, Repeat: r.repeat, Method: r.method, Hidden: r.hidden, Seconds: F64(r.seconds),
+		Config: r.config, Objective: F64(r.objective), TestMetric: F64(r.testMetric), TestAcc: F64(r.testAcc), TestNLL: F64(r.testNLL),
+		Value: F64(r.value), Calls: r.calls, Failed: r.failed, Screened: r.screened, ScreenLost: r.screenLost, Err: r.err,
+		Evals: []ahscEvalJSON{}}
+	for _, e := range r.evals {
+		j.Evals = append(j.Evals, ahscEvalJSON{Config: e.config, Fidelity: F64(e.fidelity), ValMetric: F64(e.valMetric), ValLoss: F64(e.valLoss),
+			TestMetric: F64(e.testMetric), TestAcc: F64(e.testAcc), TestNLL: F64(e.testNLL), Failed: e.failed})
+	}
+	return j
+}
+
+func (j ahscRunJSON) run() ahscRun {
+	r := ahscRun{dataset: j.Dataset, repeat: j.Repeat, method: j.Method, hidden: j.Hidden, seconds: float64(j.Seconds),
+		config: j.Config, objective: float64(j.Objective), testMetric: float64(j.TestMetric), testAcc: float64(j.TestAcc),
+		testNLL: float64(j.TestNLL), value: float64(j.Value), calls: j.Calls, failed: j.Failed, screened: j.Screened,
+		screenLost: j.ScreenLost, err: j.Err}
+	for _, e := range j.Evals {
+		r.evals = append(r.evals, ahscEval{config: e.Config, fidelity: float64(e.Fidelity), valMetric: float64(e.ValMetric),
+			valLoss: float64(e.ValLoss), testMetric: float64(e.TestMetric), testAcc: float64(e.TestAcc), testNLL: float64(e.TestNLL), failed: e.Failed})
+	}
+	return r
+}
+
+// ahscPlots draws Figure 2's runtime bars for every dataset from the summary table.
+func ahscPlots(res *Result, dir string) ([]string, error) {
+	summary := res.Table("summary")
+	if summary == nil {
+		return nil, fmt.Errorf("ahsc: result has no summary table")
+	}
+	var order []string
+	names, secs := map[string][]string{}, map[string][]float64{}
+	for _, row := range summary.Rows {
+		d := fmt.Sprint(row[0])
+		if _, ok := names[d]; !ok {
+			order = append(order, d)
+		}
+		names[d] = append(names[d], fmt.Sprint(row[1]))
+		secs[d] = append(secs[d], asFloat(row[8]))
+	}
+	var out []string
+	for _, d := range order {
+		path, err := ahscRuntimePNG(dir, d, names[d], secs[d])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, path)
+	}
+	return out, nil
 }
 
 // ahscSummaryRow is one dataset × method of the summary.
@@ -762,25 +868,6 @@ func ahscResult(opt Options, s ahscSettings, problems []*ahscProblem, splits [][
 	}
 	res.Tables = append(res.Tables, table1)
 
-	if opt.Out != "" {
-		for _, p := range problems {
-			var names []string
-			var secs []float64
-			for _, r := range rows {
-				if r.dataset == p.name {
-					names, secs = append(names, r.method), append(secs, r.seconds)
-				}
-			}
-			path, err := ahscRuntimePNG(opt.Out, p.name, names, secs)
-			if err != nil {
-				return nil, err
-			}
-			res.Artifacts = append(res.Artifacts, path)
-		}
-		if err := res.SaveTables(opt.Out); err != nil {
-			return nil, err
-		}
-	}
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -117,12 +118,9 @@ func freedmanExperiment() Experiment {
 				Usage: "Langevin chains per pac-bayes candidate (0: the preset's, 200)"},
 		},
 	}
-	e.Run = func(ctx context.Context, opt Options) (*Result, error) {
-		opt, err := e.Resolve(opt)
-		if err != nil {
-			return nil, err
-		}
-		return runFreedman(ctx, opt)
+	e.Plan = planFreedman
+	e.Plots = func(res *Result, dir string) ([]string, error) {
+		return freedmanPlots(res.Params["objective"] == "exact")(res, dir)
 	}
 	return e
 }
@@ -152,7 +150,19 @@ func parseMethods(s string) ([]string, error) {
 	return out, nil
 }
 
-func runFreedman(ctx context.Context, opt Options) (*Result, error) {
+// freedmanPath is one cell's output: a method's forward-selection path on one repeat.
+type freedmanPath struct {
+	Repeat     int    `json:"repeat"`
+	Seed       uint64 `json:"seed"`
+	Method     string `json:"method"`
+	Features   []int  `json:"features"`
+	Objectives []F64  `json:"objectives"`
+	TestMSE    []F64  `json:"test_mse"`
+}
+
+// planFreedman makes one cell per repeat × method; a repeat's cells share its data (drawn
+// from Seed + repeat), so every cell redraws it.
+func planFreedman(_ context.Context, opt Options) (*Plan, error) {
 	set := freedmanPreset(opt.Preset)
 	variant := opt.Params["variant"]
 	exact := opt.Params["objective"] == "exact"
@@ -168,60 +178,111 @@ func runFreedman(ctx context.Context, opt Options) (*Result, error) {
 		set.chains = n
 	}
 	repeats := max(opt.Repeats, 1)
-
-	res := &Result{Experiment: "freedman", Preset: opt.Preset, Seed: opt.Seed}
-	// summary: one row per method × repeat. repeat counts from 0 and seed = Seed + repeat is
-	// the seed of that repeat's data, folds and chains; both columns are present even for a
-	// single repeat, so the schema does not depend on the flags.
-	summary := Table{Name: "summary", Columns: []string{"variant", "repeat", "seed", "method", "selected", "n_selected", "objective", "test_mse"}}
-	paths := make([]Table, len(methods))
-	for i, m := range methods {
-		// step 0 is the empty model (feature null): a prefix like any other, so that a method
-		// may select nothing, the right answer in the null variant.
-		paths[i] = Table{Name: "path_" + m, Columns: []string{"repeat", "step", "feature", "objective", "test_mse"}}
-	}
+	p := &Plan{Best: "test_mse", Higher: false}
 	for r := range repeats {
-		seed := opt.Seed + uint64(r)
-		data := newFreedmanData(seed, variant == "null", contains(methods, methodCV10))
+		for _, m := range methods {
+			p.Cells = append(p.Cells, Cell{Key: fmt.Sprintf("r%d/%s", r, m), Seed: opt.Seed + uint64(r),
+				Config: map[string]any{"variant": variant, "repeat": r, "method": m}})
+		}
+	}
+	p.Run = func(ctx context.Context, i, workers int) (CellResult, error) {
+		r, m := i/len(methods), methods[i%len(methods)]
+		seed := p.Cells[i].Seed
+		// The folds come from their own stream of the seed, so drawing them only for cv10
+		// leaves the data of the other methods unchanged.
+		data := newFreedmanData(seed, variant == "null", m == methodCV10)
+		steps, eval := data.method(m, set, exact, seed)
+		label := fmt.Sprintf("freedman %s %s seed %d", variant, m, seed)
+		path, err := forwardSelect(ctx, freedmanFeatures, steps, workers, eval, func(step, feature int, objective float64) {
+			opt.progressf("%s: step %d/%d added x%d (objective %.4f)", label, step, steps, feature, objective)
+		})
+		if err != nil {
+			return CellResult{}, fmt.Errorf("%s: %w", label, err)
+		}
+		testMSE := data.testMSEs(path.features)
+		best := path.best()
+		out := freedmanPath{Repeat: r, Seed: seed, Method: m, Features: path.features,
+			Objectives: f64s(path.objectives), TestMSE: f64s(testMSE)}
+		return CellResult{Output: out,
+			Metrics: map[string]float64{"test_mse": testMSE[best], "n_selected": float64(best), "objective": path.objectives[best]},
+			Summary: fmt.Sprintf("%s: selected %d features {%s}, test MSE %.4f", label, best, joinInts(path.features[:best]), testMSE[best])}, nil
+	}
+	p.Assemble = func(outputs []json.RawMessage) (*Result, error) {
+		res := &Result{Experiment: "freedman", Preset: opt.Preset, Seed: opt.Seed}
+		// summary: one row per method × repeat. repeat counts from 0 and seed = Seed + repeat
+		// is the seed of that repeat's data, folds and chains; both columns are present even
+		// for a single repeat, so the schema does not depend on the flags.
+		summary := Table{Name: "summary", Columns: []string{"variant", "repeat", "seed", "method", "selected", "n_selected", "objective", "test_mse"}}
+		paths := make([]Table, len(methods))
 		for i, m := range methods {
-			steps, eval := data.method(m, set, exact, seed)
-			label := fmt.Sprintf("freedman %s %s seed %d", variant, m, seed)
-			path, err := forwardSelect(ctx, freedmanFeatures, steps, opt.Workers, eval, func(step, feature int, objective float64) {
-				opt.progressf("%s: step %d/%d added x%d (objective %.4f)", label, step, steps, feature, objective)
-			})
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", label, err)
+			// step 0 is the empty model (feature null): a prefix like any other, so that a
+			// method may select nothing, the right answer in the null variant.
+			paths[i] = Table{Name: "path_" + m, Columns: []string{"repeat", "step", "feature", "objective", "test_mse"}}
+		}
+		for i, raw := range outputs {
+			var c freedmanPath
+			if err := json.Unmarshal(raw, &c); err != nil {
+				return nil, fmt.Errorf("freedman: cell %s: %w", p.Cells[i].Key, err)
 			}
-			testMSE := data.testMSEs(path.features)
+			path := selectionPath{features: c.Features, objectives: floats(c.Objectives)}
 			best := path.best()
-			summary.Add(variant, r, seed, m, joinInts(path.features[:best]), best, path.objectives[best], testMSE[best])
+			summary.Add(variant, c.Repeat, c.Seed, c.Method, joinInts(path.features[:best]), best, path.objectives[best], float64(c.TestMSE[best]))
 			for s := range path.objectives {
 				var feature any
 				if s > 0 {
 					feature = path.features[s-1]
 				}
-				paths[i].Add(r, s, feature, path.objectives[s], testMSE[s])
-			}
-			opt.progressf("%s: selected %d features {%s}, test MSE %.4f", label, best, joinInts(path.features[:best]), testMSE[best])
-			if opt.Out != "" {
-				name := fmt.Sprintf("freedman_%s_%s", variant, m)
-				if repeats > 1 {
-					name += fmt.Sprintf("_r%d", r)
-				}
-				objLabel := objectiveLabel(m, exact)
-				p, err := savePathPNG(opt.Out, name+".png", fmt.Sprintf("Freedman (%s variant, seed %d): %s", variant, seed, m), objLabel, path, testMSE)
-				if err != nil {
-					return nil, err
-				}
-				res.Artifacts = append(res.Artifacts, p)
+				paths[i%len(methods)].Add(c.Repeat, s, feature, path.objectives[s], float64(c.TestMSE[s]))
 			}
 		}
+		res.Tables = append([]Table{summary}, paths...)
+		return res, nil
 	}
-	res.Tables = append([]Table{summary}, paths...)
-	if err := res.SaveTables(opt.Out); err != nil {
-		return nil, err
+	return p, nil
+}
+
+// freedmanPlots draws Fig. 4.1/C.1 for every method and repeat from the result's tables.
+func freedmanPlots(exact bool) func(res *Result, dir string) ([]string, error) {
+	return func(res *Result, dir string) ([]string, error) {
+		summary := res.Table("summary")
+		if summary == nil {
+			return nil, errors.New("freedman: result has no summary table")
+		}
+		repeats := 0
+		for _, row := range summary.Rows {
+			repeats = max(repeats, asInt(row[1])+1)
+		}
+		var out []string
+		for _, row := range summary.Rows {
+			variant, r, seed, m := fmt.Sprint(row[0]), asInt(row[1]), asInt(row[2]), fmt.Sprint(row[3])
+			pt := res.Table("path_" + m)
+			if pt == nil {
+				return nil, fmt.Errorf("freedman: result has no path_%s table", m)
+			}
+			var path selectionPath
+			var testMSE []float64
+			for _, pr := range pt.Rows {
+				if asInt(pr[0]) != r {
+					continue
+				}
+				if pr[2] != nil {
+					path.features = append(path.features, asInt(pr[2]))
+				}
+				path.objectives = append(path.objectives, asFloat(pr[3]))
+				testMSE = append(testMSE, asFloat(pr[4]))
+			}
+			name := fmt.Sprintf("freedman_%s_%s", variant, m)
+			if repeats > 1 {
+				name += fmt.Sprintf("_r%d", r)
+			}
+			p, err := savePathPNG(dir, name+".png", fmt.Sprintf("Freedman (%s variant, seed %d): %s", variant, seed, m), objectiveLabel(m, exact), path, testMSE)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+		return out, nil
 	}
-	return res, nil
 }
 
 func objectiveLabel(method string, exact bool) string {

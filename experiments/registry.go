@@ -45,15 +45,22 @@ type Options struct {
 	Params map[string]string
 	// Progress, if set, receives human-readable progress lines (stderr on a terminal).
 	Progress io.Writer
+	// Monitor, if set, observes cells starting and finishing (the CLI's progress bars).
+	Monitor Monitor
 }
 
-// Experiment is one runnable experiment.
+// Experiment is one runnable experiment. Plan splits a run into deterministic cells; Plots
+// draws the figures of a finished run from its tables alone, so that a stored run can be
+// re-rendered without recomputing anything.
 type Experiment struct {
 	Name        string
 	Paper       Paper
 	Description string
 	Params      []Param
-	Run         func(ctx context.Context, opt Options) (*Result, error)
+	// Plan builds the run's cells from resolved options (see Resolve).
+	Plan func(ctx context.Context, opt Options) (*Plan, error)
+	// Plots writes the run's PNG figures under dir and returns their paths; nil: none.
+	Plots func(res *Result, dir string) ([]string, error)
 }
 
 // All returns the registered experiments sorted by name.

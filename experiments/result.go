@@ -15,7 +15,10 @@ import (
 
 // Table is a named table of results. Cells are strings, numbers (float64 or int) or booleans.
 type Table struct {
-	Name    string   `json:"name"`
+	Name string `json:"name"`
+	// Detail marks a long table of raw records: CSV and JSON include it, the terminal view
+	// names it instead of printing it.
+	Detail  bool     `json:"detail,omitempty"`
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
 }
@@ -30,11 +33,13 @@ func (t *Table) Add(cells ...any) {
 
 // Result is what a run produced.
 type Result struct {
-	Experiment string   `json:"experiment"`
-	Preset     string   `json:"preset"`
-	Seed       uint64   `json:"seed"`
-	Tables     []Table  `json:"tables"`
-	Artifacts  []string `json:"artifacts"`
+	Experiment string `json:"experiment"`
+	Preset     string `json:"preset"`
+	Seed       uint64 `json:"seed"`
+	// Params are the experiment's own flags the run used, defaults included.
+	Params    map[string]string `json:"params,omitempty"`
+	Tables    []Table           `json:"tables"`
+	Artifacts []string          `json:"artifacts"`
 }
 
 // Table returns the named table, or nil.
@@ -108,6 +113,10 @@ func (r *Result) Write(w io.Writer, format string) error {
 		for i, t := range r.Tables {
 			if i > 0 {
 				fmt.Fprintln(w)
+			}
+			if t.Detail {
+				fmt.Fprintf(w, "%s: %d rows (in --format csv or json, and %s.csv under --out)\n", t.Name, len(t.Rows), t.Name)
+				continue
 			}
 			fmt.Fprintf(w, "%s\n", t.Name)
 			tw := tablewriter.NewWriter(w)

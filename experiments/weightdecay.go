@@ -2,9 +2,12 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +38,8 @@ func weightDecayExperiment() Experiment {
 			{Name: "dataset", Default: "mnist", Usage: "image dataset", Choices: []string{"mnist", "cifar10"}},
 			{Name: "zetas", Default: "", Usage: "comma-separated ζ grid in the paper code's units (ζ' = ζ·η² is applied); empty: the preset's"},
 		},
-		Run: runWeightDecay,
+		Plan:  planWeightDecay,
+		Plots: weightDecayPlots,
 	}
 }
 
@@ -406,7 +410,42 @@ func parseZetas(s string) ([]float64, error) {
 	return out, nil
 }
 
-func runWeightDecay(ctx context.Context, opt Options) (*Result, error) {
+// wdStepJSON and wdRunJSON are a cell's stored output.
+type wdStepJSON struct {
+	Step     int `json:"step"`
+	ValAcc   F64 `json:"val_acc"`
+	TestAcc  F64 `json:"test_acc"`
+	SelAcc   F64 `json:"sel_acc"`
+	TestLoss F64 `json:"test_loss"`
+	Distance F64 `json:"distance"`
+	Norm     F64 `json:"norm"`
+}
+
+type wdRunJSON struct {
+	Replicate int          `json:"replicate"`
+	Zeta      F64          `json:"zeta"`
+	History   []wdStepJSON `json:"history"`
+	Seconds   F64          `json:"seconds"`
+}
+
+func (r wdRun) toJSON() wdRunJSON {
+	out := wdRunJSON{Replicate: r.replicate, Zeta: F64(r.zeta), Seconds: F64(r.seconds)}
+	for _, h := range r.history {
+		out.History = append(out.History, wdStepJSON{h.step, F64(h.valAcc), F64(h.testAcc), F64(h.selAcc), F64(h.testLoss), F64(h.distance), F64(h.norm)})
+	}
+	return out
+}
+
+func (j wdRunJSON) run() wdRun {
+	r := wdRun{replicate: j.Replicate, zeta: float64(j.Zeta), seconds: float64(j.Seconds)}
+	for _, h := range j.History {
+		r.history = append(r.history, wdStep{h.Step, float64(h.ValAcc), float64(h.TestAcc), float64(h.SelAcc), float64(h.TestLoss), float64(h.Distance), float64(h.Norm)})
+	}
+	return r
+}
+
+// planWeightDecay makes one cell per replicate × ζ (ζ = 0 is Eq. 1).
+func planWeightDecay(ctx context.Context, opt Options) (*Plan, error) {
 	model, dataset := opt.Params["model"], opt.Params["dataset"]
 	s := wdPreset(opt.Preset, model, dataset)
 	if opt.Repeats > 0 {
@@ -426,26 +465,38 @@ func runWeightDecay(ctx context.Context, opt Options) (*Result, error) {
 	zetas := append([]float64{0}, s.zetas...)
 	type job struct{ rep, zi int }
 	var jobs []job
+	p := &Plan{Best: "test_acc", Higher: true}
 	for r := 0; r < s.replicates; r++ {
 		for zi := range zetas {
 			jobs = append(jobs, job{r, zi})
+			// runWeightDecayOnce initializes replicate r's model from Seed + r.
+			p.Cells = append(p.Cells, Cell{Key: fmt.Sprintf("r%d/zeta=%g", r, zetas[zi]), Seed: opt.Seed + uint64(r),
+				Config: map[string]any{"model": model, "dataset": dataset, "replicate": r, "zeta": zetas[zi]}})
 		}
 	}
-	runs := make([]wdRun, len(jobs))
-	err = parallel(ctx, opt.Workers, len(jobs), func(i int) error {
+	p.Run = func(ctx context.Context, i, _ int) (CellResult, error) {
 		j := jobs[i]
 		r, err := runWeightDecayOnce(ctx, model, d, s, j.rep, zetas[j.zi], opt.Seed)
 		if err != nil {
-			return fmt.Errorf("replicate %d, ζ %g: %w", j.rep, zetas[j.zi], err)
+			return CellResult{}, fmt.Errorf("replicate %d, ζ %g: %w", j.rep, zetas[j.zi], err)
 		}
-		runs[i] = r
-		opt.progressf("weightdecay %s/%s: replicate %d ζ=%g: val %.3f test %.3f (%.1fs)", model, dataset, j.rep, zetas[j.zi], r.final().valAcc, r.final().testAcc, r.seconds)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		f := r.final()
+		return CellResult{Output: r.toJSON(), History: r.toJSON().History,
+			Metrics: map[string]float64{"val_acc": f.valAcc, "test_acc": f.testAcc, "regularizer": f.distance, "weight_norm": f.norm},
+			Summary: fmt.Sprintf("weightdecay %s/%s: replicate %d ζ=%g: val %.3f test %.3f (%.1fs)", model, dataset, j.rep, zetas[j.zi], f.valAcc, f.testAcc, r.seconds)}, nil
 	}
-	return weightDecayResult(opt, model, dataset, s, zetas, runs)
+	p.Assemble = func(outputs []json.RawMessage) (*Result, error) {
+		runs := make([]wdRun, len(outputs))
+		for i, raw := range outputs {
+			var j wdRunJSON
+			if err := json.Unmarshal(raw, &j); err != nil {
+				return nil, fmt.Errorf("weightdecay: cell %s: %w", p.Cells[i].Key, err)
+			}
+			runs[i] = j.run()
+		}
+		return weightDecayResult(opt, model, dataset, s, zetas, runs)
+	}
+	return p, nil
 }
 
 // weightDecayResult builds the tables: per replicate, Eq. 1 (ζ = 0), Eq. 7 at the ζ chosen on
@@ -554,28 +605,42 @@ func weightDecayResult(opt Options, model, dataset string, s wdSettings, zetas [
 	cost.Add(model, dataset, len(runs), s.inner, s.outer, mean(secs))
 	res.Tables = append(res.Tables, cost)
 
-	if opt.Out != "" {
-		if err := weightDecayPlots(opt.Out, model, dataset, zetas, hist, regs, gaps, res); err != nil {
-			return nil, err
-		}
-		if err := res.SaveTables(opt.Out); err != nil {
-			return nil, err
+	// Every hyper-step of every run: the points of Figure 4.3 (a detail table, left out of
+	// the terminal view).
+	steps := Table{Name: "steps", Detail: true, Columns: []string{"replicate", "zeta", "step", "val_acc", "test_acc", "selection_acc", "regularizer", "weight_norm"}}
+	for _, r := range runs {
+		for _, h := range r.history {
+			steps.Add(r.replicate, r.zeta, h.step, h.valAcc, h.testAcc, h.selAcc, h.distance, h.norm)
 		}
 	}
+	res.Tables = append(res.Tables, steps)
 	return res, nil
 }
 
-func weightDecayPlots(dir, model, dataset string, zetas []float64, hist Table, regs, gaps []float64, res *Result) error {
+// weightDecayPlots draws Figure 4.2 (history) and Figure 4.3 (regularizer against the
+// generalization gap) from the result's tables.
+func weightDecayPlots(res *Result, dir string) ([]string, error) {
+	model, dataset := res.Params["model"], res.Params["dataset"]
+	hist, steps := res.Table("history"), res.Table("steps")
+	if hist == nil || steps == nil {
+		return nil, errors.New("weightdecay: result lacks the history or steps table")
+	}
+	var zetas []float64
+	for _, row := range hist.Rows {
+		if z := asFloat(row[0]); !slices.Contains(zetas, z) {
+			zetas = append(zetas, z)
+		}
+	}
 	acc := Panel{Title: fmt.Sprintf("%s on %s: accuracy per hyper-step (dashed: validation)", model, dataset), XLabel: "hyper-step", YLabel: "accuracy"}
 	reg := Panel{Title: "regularizer √Σ‖a_t‖²", XLabel: "hyper-step", YLabel: "distance"}
 	for _, z := range zetas {
 		var xs, va, ta, rg []float64
 		for _, row := range hist.Rows {
-			if row[0].(float64) != z {
+			if asFloat(row[0]) != z {
 				continue
 			}
-			xs = append(xs, float64(row[1].(int)))
-			va, ta, rg = append(va, row[2].(float64)), append(ta, row[3].(float64)), append(rg, row[4].(float64))
+			xs = append(xs, asFloat(row[1]))
+			va, ta, rg = append(va, asFloat(row[2])), append(ta, asFloat(row[3])), append(rg, asFloat(row[4]))
 		}
 		label := fmt.Sprintf("ζ=%g", z)
 		if z == 0 {
@@ -584,18 +649,22 @@ func weightDecayPlots(dir, model, dataset string, zetas []float64, hist Table, r
 		acc.Series = append(acc.Series, Series{Label: label + " test", X: xs, Y: ta}, Series{X: xs, Y: va, Dashed: true})
 		reg.Series = append(reg.Series, Series{Label: label, X: xs, Y: rg})
 	}
-	p, err := SavePNG(dir, fmt.Sprintf("weightdecay_%s_%s_history.png", model, dataset), acc, reg)
+	p1, err := SavePNG(dir, fmt.Sprintf("weightdecay_%s_%s_history.png", model, dataset), acc, reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res.Artifacts = append(res.Artifacts, p)
+	var regs, gaps []float64
+	for _, row := range steps.Rows {
+		regs = append(regs, asFloat(row[6]))
+		gaps = append(gaps, asFloat(row[3])-asFloat(row[4]))
+	}
 	sc := Panel{Title: "regularizer vs generalization gap (Figure 4.3)", XLabel: "√Σ‖a_t‖²", YLabel: "validation − test accuracy"}
 	sc.Series = []Series{{X: regs, Y: gaps}}
-	if p, err = SaveScatterPNG(dir, fmt.Sprintf("weightdecay_%s_%s_correlation.png", model, dataset), sc); err != nil {
-		return err
+	p2, err := SaveScatterPNG(dir, fmt.Sprintf("weightdecay_%s_%s_correlation.png", model, dataset), sc)
+	if err != nil {
+		return nil, err
 	}
-	res.Artifacts = append(res.Artifacts, p)
-	return nil
+	return []string{p1, p2}, nil
 }
 
 func mean(xs []float64) float64 {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/hyperflat/hyperflat/datasets"
@@ -40,6 +41,10 @@ func commands() []command {
 		{"list", "list the registered experiments", runList},
 		{"check", "run first- and second-order gradient checks of every graph op", runCheck},
 		{"run", "run an experiment: hyperflat run NAME [flags]", runExperiment},
+		{"worker", "compute cells of runs in a shared store (PostgreSQL or SQLite)", runWorker},
+		{"runs", "list the runs in a store with their status", runRuns},
+		{"report", "print a stored run's tables and draw its figures, without recomputing", runReport},
+		{"trial", "train and score one configuration of the ahsc objective (a Katib trial)", runTrial},
 	}
 }
 
@@ -280,7 +285,8 @@ func isTerminal(f *os.File) bool {
 }
 
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	synopsis := "run NAME [--preset quick|paper] [--seed N] [--repeats N] [--workers N] [--data-dir DIR] [--out DIR] [--format table|csv|json] [--quiet] [experiment flags]"
+	synopsis := "run NAME [--preset quick|paper] [--seed N] [--repeats N] [--workers N] [--data-dir DIR] [--out DIR] " +
+		"[--store DSN] [--resume] [--shard I/N] [--submit] [--format table|csv|json] [--quiet] [experiment flags]"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprintf(stdout, "Usage: hyperflat %s\n\nExperiments:\n", synopsis)
@@ -303,7 +309,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	repeats := fs.Int("repeats", 0, "independent repeats (0: the preset's default)")
 	workers := fs.Int("workers", 1, "parallel workers (results do not depend on it)")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
-	out := fs.String("out", "", "directory for CSV, JSON and PNG artifacts")
+	out := fs.String("out", "", "directory for CSV, JSON and PNG artifacts, and the default store OUT/hyperflat.db")
+	sf := addStoreFlags(fs)
+	resume := fs.Bool("resume", false, "continue the latest stored run with the same options: finished cells are kept, failed ones retried")
+	shard := fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
+	submit := fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	own := map[string]*string{}
@@ -317,9 +327,29 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if code, ok := parse(fs, strings.Replace(synopsis, "NAME", exp.Name, 1), args[1:], stdout, stderr); !ok {
 		return code
 	}
-	if err := validFormat(*format); err != nil {
-		fmt.Fprintf(stderr, "hyperflat run: %v\n", err)
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "hyperflat run %s: %s\n", exp.Name, fmt.Sprintf(format, a...))
 		return exitUsage
+	}
+	if err := validFormat(*format); err != nil {
+		return usageErr("%v", err)
+	}
+	if *workers < 1 {
+		return usageErr("--workers %d; want at least 1", *workers)
+	}
+	var mode experiments.Mode
+	mode.Resume, mode.Submit = *resume, *submit
+	if *shard != "" {
+		if mode.Shard, mode.Shards, err = parseShard(*shard); err != nil {
+			return usageErr("--shard: %v", err)
+		}
+	}
+	dsn := sf.dsn(*out)
+	if dsn == "" && (mode.Resume || mode.Submit || mode.Shards > 0) {
+		return usageErr("--resume, --shard and --submit need a store: --store DSN or --out DIR")
+	}
+	if err := sf.check(); err != nil {
+		return usageErr("%v", err)
 	}
 	opt := experiments.Options{Preset: *preset, Seed: *seed, Repeats: *repeats, Workers: *workers,
 		DataDir: datasets.ResolveDir(*dataDir), Out: *out, Params: map[string]string{}}
@@ -329,24 +359,87 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	})
 	if opt, err = exp.Resolve(opt); err != nil {
-		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
-		return exitUsage
+		return usageErr("%v", err)
 	}
+	var b *bars
 	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
-		opt.Progress = stderr
+		b = newBars(stderr, *workers)
+		defer b.Stop()
 	}
-	res, err := exp.Run(ctx, opt)
-	if err != nil {
+	fail := func(err error) int {
+		if b != nil {
+			b.Stop()
+		}
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "hyperflat run %s: interrupted\n", exp.Name)
+			fmt.Fprintf(stderr, "hyperflat run %s: interrupted", exp.Name)
+			if dsn != "" {
+				fmt.Fprintf(stderr, "; finished cells are stored: add --resume to continue")
+			}
+			fmt.Fprintln(stderr)
 		} else {
 			fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
 		}
 		return exitFailure
 	}
-	if err := res.Write(stdout, *format); err != nil {
-		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
-		return exitFailure
+	if dsn == "" {
+		if b != nil {
+			opt.Progress, opt.Monitor = b, b
+		}
+		res, err := exp.Run(ctx, opt)
+		if err != nil {
+			return fail(err)
+		}
+		if b != nil {
+			b.Stop()
+		}
+		if err := res.Write(stdout, *format); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	r := &experiments.Runner{Store: st, Workers: *workers, Lease: *sf.lease, DataDir: opt.DataDir}
+	if b != nil {
+		r.Monitor, r.Progress = b, b
+	}
+	status, err := r.Start(ctx, exp, opt, mode)
+	if err != nil {
+		return fail(err)
+	}
+	if b != nil {
+		b.Stop()
+	}
+	switch {
+	case mode.Submit:
+		fmt.Fprintf(stdout, "run %d (%s): %d cells in %s (%d already done)\n", status.Run.ID, status.Run.Identity, status.Run.Cells, st.DSN(), status.Run.Done)
+		fmt.Fprintf(stdout, "compute them with: hyperflat worker --store '%s' --run %d\n", st.DSN(), status.Run.ID)
+		return exitOK
+	case status.Result == nil:
+		fmt.Fprintf(stderr, "hyperflat run %s: shard %d/%d computed %d cells; run %d has %d of %d cells done. "+
+			"The last shard to finish prints the tables; or: hyperflat report --store '%s' --run %d\n",
+			exp.Name, mode.Shard, mode.Shards, status.Computed, status.Run.ID, status.Run.Done, status.Run.Cells, st.DSN(), status.Run.ID)
+		return exitOK
+	}
+	if err := status.Result.Write(stdout, *format); err != nil {
+		return fail(err)
 	}
 	return exitOK
+}
+
+// parseShard reads "I/N" with 0 ≤ I < N.
+func parseShard(s string) (int, int, error) {
+	i, n, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q; want I/N, e.g. 0/4", s)
+	}
+	a, err1 := strconv.Atoi(strings.TrimSpace(i))
+	b, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if err1 != nil || err2 != nil || b < 1 || a < 0 || a >= b {
+		return 0, 0, fmt.Errorf("%q; want I/N with 0 ≤ I < N, e.g. 0/4", s)
+	}
+	return a, b, nil
 }

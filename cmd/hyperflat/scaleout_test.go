@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hyperflat/hyperflat/store"
+)
+
+// The tests below run the CLI in child processes, so that they can be killed: the test
+// binary re-executes itself with HYPERFLAT_TEST_CLI set, and TestMain then behaves as the
+// hyperflat command.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("HYPERFLAT_TEST_CLI"); args != "" {
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// cli starts the command in a child process.
+func cli(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "HYPERFLAT_TEST_CLI="+strings.Join(args, "\x1f"))
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// smallRun is a freedman run of 6 cells of about a second each.
+var smallRun = []string{"freedman", "--seed", "3", "--repeats", "2", "--methods", "validation,aic,bic", "--quiet"}
+
+// waitForClaim waits until the store shows a cell running under a worker whose name has
+// the given prefix, and returns that cell's key.
+func waitForClaim(t *testing.T, dsn, prefix string, deadline time.Duration) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	end := time.Now().Add(deadline)
+	for time.Now().Before(end) {
+		runs, err := st.Runs(ctx)
+		if err == nil && len(runs) > 0 {
+			cells, err := st.Cells(ctx, runs[len(runs)-1].ID)
+			if err == nil {
+				for _, c := range cells {
+					if c.Status == store.Running && strings.HasPrefix(c.Worker, prefix) {
+						return c.Key
+					}
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no cell claimed by %s within %v", prefix, deadline)
+	return ""
+}
+
+// reference is the single-process, in-memory output of smallRun.
+func reference(t *testing.T) string {
+	t.Helper()
+	code, out, errs := runCLI(append([]string{"run"}, smallRun...)...)
+	if code != 0 {
+		t.Fatalf("reference run: exit %d: %s", code, errs)
+	}
+	return out
+}
+
+// TestKilledRunResumes kills a `hyperflat run --out DIR` process midway (SIGKILL: no
+// cleanup at all), then shows that `--resume` finishes it with the tables of an
+// uninterrupted run, and that `hyperflat report` prints the same tables again.
+func TestKilledRunResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the CLI in subprocesses")
+	}
+	want := reference(t)
+	dir := t.TempDir()
+	var o1, e1 bytes.Buffer
+	p := cli(t, &o1, &e1, append(append([]string{"run"}, smallRun...), "--out", dir, "--lease", "2s")...)
+	dsn := filepath.Join(dir, "hyperflat.db")
+	// Let it finish a cell or two, then kill it while it holds one.
+	time.Sleep(1500 * time.Millisecond)
+	waitForClaim(t, dsn, "", 20*time.Second)
+	if err := p.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(context.Background())
+	st.Close()
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs after the kill: %v %v", runs, err)
+	}
+	if runs[0].Done == runs[0].Cells {
+		t.Fatalf("the run finished before it was killed (%d cells); the test needs longer cells", runs[0].Cells)
+	}
+	t.Logf("killed with %d of %d cells done, %d running", runs[0].Done, runs[0].Cells, runs[0].Running)
+
+	code, out, errs := runCLI(append(append([]string{"run"}, smallRun...), "--out", dir, "--resume", "--lease", "2s")...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	if got := stripArtifacts(out); got != want {
+		t.Errorf("resumed run printed\n%s\nwant (uninterrupted)\n%s", got, want)
+	}
+	code, rep, errs := runCLI("report", "--out", dir)
+	if code != 0 || rep != stripArtifacts(out) {
+		t.Errorf("report: exit %d (%s)\n%s\nwant the run's tables\n%s", code, errs, rep, stripArtifacts(out))
+	}
+	code, list, _ := runCLI("runs", "--out", dir, "--format", "csv")
+	if code != 0 || !strings.Contains(list, fmt.Sprintf("finished,%d/%d,0,0", runs[0].Cells, runs[0].Cells)) {
+		t.Errorf("runs: exit %d\n%s", code, list)
+	}
+}
+
+// stripArtifacts drops the "wrote FILE" lines a run with --out prints after its tables.
+func stripArtifacts(s string) string {
+	return strings.TrimRight(regexp.MustCompile(`(?m)^wrote .*\n`).ReplaceAllString(s, ""), "\n") + "\n"
+}
+
+// TestWorkersShareARun submits a run to a store, starts two worker processes, kills one of
+// them while it holds a cell, and checks that the other redoes that cell after its lease
+// expires and that the union of their results is the single-process run. It uses SQLite,
+// and PostgreSQL as well when HYPERFLAT_TEST_POSTGRES holds a DSN (CI starts one).
+func TestWorkersShareARun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the CLI in subprocesses")
+	}
+	want := reference(t)
+	backends := map[string]string{"sqlite": filepath.Join(t.TempDir(), "shared.db")}
+	if pg := os.Getenv("HYPERFLAT_TEST_POSTGRES"); pg != "" {
+		backends["postgres"] = pg
+	} else {
+		t.Log("HYPERFLAT_TEST_POSTGRES is not set: PostgreSQL part skipped (.ci/postgres.sh starts one)")
+	}
+	for name, dsn := range backends {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := runCLI(append(append([]string{"run"}, smallRun...), "--store", dsn, "--submit")...)
+			if code != 0 {
+				t.Fatalf("submit: exit %d: %s", code, errs)
+			}
+			id := regexp.MustCompile(`^run (\d+)`).FindStringSubmatch(out)
+			if id == nil {
+				t.Fatalf("submit printed %q", out)
+			}
+			var oa, ea, ob, eb bytes.Buffer
+			a := cli(t, &oa, &ea, "worker", "--store", dsn, "--run", id[1], "--lease", "2s", "--name", "A", "--quiet")
+			b := cli(t, &ob, &eb, "worker", "--store", dsn, "--run", id[1], "--lease", "2s", "--name", "B", "--quiet")
+			killed := waitForClaim(t, dsn, "A/", 30*time.Second)
+			if err := a.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			a.Wait()
+			if err := b.Wait(); err != nil {
+				t.Fatalf("worker B: %v: %s", err, eb.String())
+			}
+			if !strings.Contains(ob.String(), "computed") {
+				t.Errorf("worker B printed %q", ob.String())
+			}
+			st, err := store.Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			var runID int64
+			fmt.Sscan(id[1], &runID)
+			cells, err := st.Cells(context.Background(), runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cells {
+				if c.Status != store.Done {
+					t.Errorf("cell %s is %s", c.Key, c.Status)
+				}
+				if c.Key == killed && (!strings.HasPrefix(c.Worker, "B/") || c.Attempts < 2) {
+					t.Errorf("cell %s, held by the killed worker, was finished by %s after %d attempts; want B, ≥ 2", c.Key, c.Worker, c.Attempts)
+				}
+			}
+			code, rep, errs := runCLI("report", "--store", dsn, "--run", id[1])
+			if code != 0 {
+				t.Fatalf("report: exit %d: %s", code, errs)
+			}
+			if rep != want {
+				t.Errorf("the workers' run reports\n%s\nwant the single-process run\n%s", rep, want)
+			}
+		})
+	}
+}

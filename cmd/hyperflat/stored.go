@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/search"
+	"github.com/hyperflat/hyperflat/store"
+	"github.com/spf13/pflag"
+)
+
+// EnvStore names the environment variable that supplies a default --store.
+const EnvStore = "HYPERFLAT_STORE"
+
+type storeFlags struct {
+	store *string
+	lease *time.Duration
+}
+
+func addStoreFlags(fs *pflag.FlagSet) storeFlags {
+	return storeFlags{
+		store: fs.String("store", "", "results store: postgres://… for PostgreSQL, or a SQLite file path (default $"+EnvStore+", then OUT/hyperflat.db with --out)"),
+		lease: fs.Duration("lease", time.Minute, "how long a claimed cell stays reserved without a heartbeat (a dead worker's cell is redone after it)"),
+	}
+}
+
+// dsn is the store to use: --store, then $HYPERFLAT_STORE, then OUT/hyperflat.db.
+func (f storeFlags) dsn(out string) string {
+	if *f.store != "" {
+		return *f.store
+	}
+	if env := os.Getenv(EnvStore); env != "" {
+		return env
+	}
+	if out != "" {
+		return filepath.Join(out, "hyperflat.db")
+	}
+	return ""
+}
+
+func (f storeFlags) check() error {
+	if *f.lease < time.Second {
+		return fmt.Errorf("--lease %v; want at least 1s", *f.lease)
+	}
+	return nil
+}
+
+func openStore(ctx context.Context, dsn string) (*store.Store, error) {
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening the store: %w", err)
+	}
+	return st, nil
+}
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("worker")
+	sf := addStoreFlags(fs)
+	run := fs.Int64("run", 0, "serve only this run (default: every run with cells left)")
+	workers := fs.Int("workers", 1, "cells computed at once by this process")
+	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
+	name := fs.String("name", "", "this worker's name in the store (default host:pid)")
+	wait := fs.Bool("wait", false, "keep polling for new runs instead of exiting when no run has cells left")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	synopsis := "worker --store DSN [--run ID] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait] [--quiet]"
+	if code, ok := parse(fs, synopsis, args, stdout, stderr); !ok {
+		return code
+	}
+	dsn := sf.dsn("")
+	if dsn == "" {
+		fmt.Fprintf(stderr, "hyperflat worker: --store is required (or $%s)\n", EnvStore)
+		return exitUsage
+	}
+	if err := sf.check(); err != nil {
+		fmt.Fprintf(stderr, "hyperflat worker: %v\n", err)
+		return exitUsage
+	}
+	if *workers < 1 || *run < 0 {
+		fmt.Fprintln(stderr, "hyperflat worker: --workers must be at least 1 and --run not negative")
+		return exitUsage
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat worker: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+	r := &experiments.Runner{Store: st, Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir), Wait: *wait}
+	var b *bars
+	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
+		b = newBars(stderr, *workers)
+		r.Monitor, r.Progress = b, b
+	}
+	n, err := r.Work(ctx, *run)
+	if b != nil {
+		b.Stop()
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "hyperflat worker: interrupted after %d cells; the cell in flight was handed back\n", n)
+		} else {
+			fmt.Fprintf(stderr, "hyperflat worker: %v (after %d cells)\n", err, n)
+		}
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "worker %s: computed %d cells\n", r.Name, n)
+	return exitOK
+}
+
+func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("runs")
+	sf := addStoreFlags(fs)
+	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	if code, ok := parse(fs, "runs [--store DSN | --out DIR] [--format table|csv|json]", args, stdout, stderr); !ok {
+		return code
+	}
+	if err := validFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
+		return exitUsage
+	}
+	dsn := sf.dsn(*out)
+	if dsn == "" {
+		fmt.Fprintf(stderr, "hyperflat runs: name a store: --store DSN, --out DIR or $%s\n", EnvStore)
+		return exitUsage
+	}
+	if err := storeExists(dsn); err != nil {
+		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
+		return exitFailure
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
+		return exitFailure
+	}
+	rows := make([][]string, len(runs))
+	for i, r := range runs {
+		status := "running"
+		switch {
+		case r.HasResult:
+			status = "finished"
+		case r.Failed > 0 && r.Done+r.Failed == r.Cells:
+			status = "failed"
+		case r.Done == 0 && r.Running == 0:
+			status = "pending"
+		}
+		wall := ""
+		if !r.Started.IsZero() && !r.Finished.IsZero() {
+			wall = r.Finished.Sub(r.Started).Round(time.Second).String()
+		}
+		rows[i] = []string{strconv.FormatInt(r.ID, 10), r.Experiment, status, fmt.Sprintf("%d/%d", r.Done, r.Cells),
+			strconv.Itoa(r.Failed), strconv.Itoa(r.Running), wall, strconv.FormatFloat(r.CellSeconds, 'f', 1, 64),
+			r.Created.Local().Format("2006-01-02 15:04:05"), runOptions(r), r.Identity}
+	}
+	header := []string{"Run", "Experiment", "Status", "Cells done", "Failed", "Running", "Wall time", "Cell seconds", "Created", "Options", "Identity"}
+	if err := table(stdout, *format, header, rows); err != nil {
+		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// runOptions summarizes a stored run's options.
+func runOptions(r store.Run) string {
+	var o struct {
+		Preset  string            `json:"preset"`
+		Seed    uint64            `json:"seed"`
+		Repeats int               `json:"repeats"`
+		Params  map[string]string `json:"params"`
+	}
+	if err := json.Unmarshal(r.Options, &o); err != nil {
+		return string(r.Options)
+	}
+	parts := []string{"preset=" + o.Preset, fmt.Sprintf("seed=%d", o.Seed)}
+	if o.Repeats > 0 {
+		parts = append(parts, fmt.Sprintf("repeats=%d", o.Repeats))
+	}
+	defaults := map[string]string{}
+	if e, err := experiments.Lookup(r.Experiment); err == nil {
+		for _, p := range e.Params {
+			defaults[p.Name] = p.Default
+		}
+	}
+	for k, v := range o.Params {
+		if d, ok := defaults[k]; !ok || d != v { // defaults are noise in a list
+			parts = append(parts, k+"="+v)
+		}
+	}
+	sort.Strings(parts[2:])
+	return strings.Join(parts, " ")
+}
+
+// storeExists refuses to report on a SQLite file that does not exist (opening would create it).
+func storeExists(dsn string) error {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite://"), "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no store at %s (a run with --out DIR or --store PATH makes one)", path)
+	}
+	return nil
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("report")
+	sf := addStoreFlags(fs)
+	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
+	run := fs.Int64("run", 0, "the run to report (default: the latest; hyperflat runs lists them)")
+	plots := fs.String("plots", "", "draw the run's PNG figures into this directory")
+	dataDir := fs.String("data-dir", "", "dataset directory, needed only to assemble a finished run that never was")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json]", args, stdout, stderr); !ok {
+		return code
+	}
+	if err := validFormat(*format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+		return exitUsage
+	}
+	dsn := sf.dsn(*out)
+	if dsn == "" {
+		fmt.Fprintf(stderr, "hyperflat report: name a store: --store DSN, --out DIR or $%s\n", EnvStore)
+		return exitUsage
+	}
+	if err := storeExists(dsn); err != nil {
+		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+		return exitFailure
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+	res, _, err := experiments.Report(ctx, st, *run, datasets.ResolveDir(*dataDir))
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+		return exitFailure
+	}
+	if *plots != "" {
+		paths, err := experiments.Plots(res, *plots)
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+			return exitFailure
+		}
+		res.Artifacts = paths
+	}
+	if err := res.Write(stdout, *format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	synopsis := "trial [--dataset NAME] [--preset quick|paper] [--seed N] [--repeat R] [--epochs N] [--data-dir DIR] --PARAM VALUE ..."
+	dataset := "iris"
+	preset := experiments.Quick
+	for i, a := range args { // the space, hence the flags, depend on --dataset and --preset
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"dataset", &dataset}, {"preset", &preset}} {
+			if v, ok := strings.CutPrefix(a, "--"+f.name+"="); ok {
+				*f.dst = v
+			} else if a == "--"+f.name && i+1 < len(args) {
+				*f.dst = args[i+1]
+			}
+		}
+	}
+	space, err := experiments.TrialSpace(preset, dataset)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat trial: --dataset: %v\n", err)
+		return exitUsage
+	}
+	fs := flags("trial")
+	fs.String("dataset", "iris", "dataset of the ahsc experiment (its search space names the flags below)")
+	fs.String("preset", experiments.Quick, "quick or paper: data sizes and epochs as in hyperflat run ahsc")
+	seed := fs.Uint64("seed", 1, "seed of the split and of the initial weights")
+	repeat := fs.Int("repeat", 0, "which repeat's split to use")
+	epochs := fs.String("epochs", "", "most epochs of training (default: the preset's)")
+	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
+	vals := map[string]*string{}
+	for _, p := range space {
+		var usage string
+		switch p.Kind {
+		case search.Categorical:
+			usage = "one of " + strings.Join(p.Choices, ", ")
+		default:
+			usage = fmt.Sprintf("in [%g, %g]", p.Low, p.High)
+		}
+		vals[p.Name] = fs.String(p.Name, "", usage+" (required)")
+	}
+	if code, ok := parse(fs, synopsis, args, stdout, stderr); !ok {
+		return code
+	}
+	values := map[string]string{}
+	for name, v := range vals {
+		if fs.Changed(name) {
+			values[name] = *v
+		}
+	}
+	cfg, err := experiments.ParseConfig(space, values)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
+		return exitUsage
+	}
+	opt := experiments.Options{Preset: preset, Seed: *seed, Workers: 1, DataDir: datasets.ResolveDir(*dataDir), Params: map[string]string{}}
+	if *epochs != "" {
+		opt.Params["epochs"] = *epochs
+	}
+	metrics, err := experiments.Trial(ctx, opt, dataset, cfg, *repeat)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
+		return exitFailure
+	}
+	// name=value lines, the format Katib's stdout metrics collector parses; a metric that is
+	// not finite is left out (Katib's regex has no NaN), so the trial reports it missing.
+	for _, m := range metrics {
+		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
+			continue
+		}
+		fmt.Fprintf(stdout, "%s=%s\n", m.Name, strconv.FormatFloat(m.Value, 'g', -1, 64))
+	}
+	return exitOK
+}

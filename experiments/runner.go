@@ -1,0 +1,621 @@
+package experiments
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hyperflat/hyperflat/store"
+)
+
+// Runner runs experiments through a results store: cells are claimed, computed and committed
+// one by one, so that a run can be stopped and resumed, split into static shards, or served
+// by workers on many machines, and always assembles to the same result.
+type Runner struct {
+	Store *store.Store
+	// Workers is how many cells this process computes at once (default 1).
+	Workers int
+	// Lease is how long a claimed cell stays reserved without a heartbeat (default 60 s);
+	// heartbeats renew it every third of that.
+	Lease time.Duration
+	// Name identifies this process in the store (default host:pid).
+	Name string
+	// DataDir is where a worker finds datasets when it rebuilds a stored run's plan.
+	DataDir string
+	// Monitor observes cells; Progress receives the experiments' own progress lines.
+	Monitor  Monitor
+	Progress io.Writer
+	// Poll is how often a process whose share is claimed by others checks for cells
+	// to take over or for the run to finish (default 1 s).
+	Poll time.Duration
+	// Wait keeps a worker polling for new runs instead of exiting when none has work.
+	Wait bool
+}
+
+// Mode says how Runner.Start treats a run already in the store.
+type Mode struct {
+	// Resume continues the latest run with the same identity (retrying its failed cells)
+	// instead of starting a new one; without a matching run it starts one.
+	Resume bool
+	// Shard and Shards restrict this process to the cells whose index is Shard mod Shards
+	// (a Kubernetes Indexed Job or a Slurm array); sharded processes always resume.
+	Shard, Shards int
+	// Submit only records the run and its cells, for workers to compute.
+	Submit bool
+}
+
+// Status is where a run stands after Runner.Start.
+type Status struct {
+	Run store.Run
+	// Result is the assembled result once every cell is done (nil before).
+	Result *Result
+	// Computed is how many cells this process computed.
+	Computed int
+}
+
+// storedOptions are the options that determine a run's results; DataDir, Out and Workers
+// do not, and are not stored.
+type storedOptions struct {
+	Preset  string            `json:"preset"`
+	Seed    uint64            `json:"seed"`
+	Repeats int               `json:"repeats"`
+	Params  map[string]string `json:"params"`
+}
+
+// Identity is the stable name of what an experiment run with these (resolved) options
+// computes: two runs with the same identity have the same cells and results.
+func Identity(experiment string, opt Options) string {
+	b, _ := json.Marshal(struct {
+		Experiment string `json:"experiment"`
+		storedOptions
+	}{experiment, storedOptions{opt.Preset, opt.Seed, opt.Repeats, opt.Params}})
+	h := sha256.Sum256(b)
+	return experiment + "-" + hex.EncodeToString(h[:8])
+}
+
+// CodeVersion is the VCS revision the binary was built from ("devel" when unknown).
+func CodeVersion() string {
+	v, dirty := "devel", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if dirty {
+		v += "+dirty"
+	}
+	return v
+}
+
+func (r *Runner) defaults() {
+	if r.Workers <= 0 {
+		r.Workers = 1
+	}
+	if r.Lease <= 0 {
+		r.Lease = time.Minute
+	}
+	if r.Poll <= 0 {
+		r.Poll = time.Second
+	}
+	if r.Name == "" {
+		host, _ := os.Hostname()
+		r.Name = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+}
+
+// Start runs (or resumes, or submits) the experiment in the store and computes this
+// process's share of its cells. When every cell of the run is done it assembles, stores and
+// returns the result; a shard that finishes before the others returns without one.
+func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode) (*Status, error) {
+	r.defaults()
+	if mode.Shards < 0 || (mode.Shards > 0 && (mode.Shard < 0 || mode.Shard >= mode.Shards)) {
+		return nil, fmt.Errorf("shard %d/%d: want 0 ≤ i < n", mode.Shard, mode.Shards)
+	}
+	opt.Progress = r.Progress
+	opt, p, err := e.plan(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	identity := Identity(e.Name, opt)
+	spec := store.RunSpec{Identity: identity, Experiment: e.Name}
+	if spec.Options, err = json.Marshal(storedOptions{opt.Preset, opt.Seed, opt.Repeats, opt.Params}); err != nil {
+		return nil, err
+	}
+	for i, c := range p.Cells {
+		cfg, err := json.Marshal(c.Config)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: config: %w", c.Key, err)
+		}
+		spec.Cells = append(spec.Cells, store.CellSpec{Index: i, Key: c.Key, Seed: c.Seed, Config: cfg})
+	}
+	var run store.Run
+	if mode.Resume || mode.Shards > 0 {
+		run, err = r.Store.FindOrCreateRun(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkCells(ctx, run.ID, p); err != nil {
+			return nil, err
+		}
+		if mode.Resume {
+			if _, err := r.Store.Retry(ctx, run.ID); err != nil {
+				return nil, err
+			}
+		}
+	} else if run, err = r.Store.CreateRun(ctx, spec); err != nil {
+		return nil, err
+	}
+	st := &Status{Run: run}
+	if mode.Submit {
+		return st, nil
+	}
+	pc := &planCache{plans: map[int64]*planned{run.ID: {e: e, opt: opt, plan: p}}}
+	claim := store.ClaimOptions{Run: run.ID, Shard: mode.Shard, Shards: mode.Shards, Worker: r.Name, Lease: r.Lease}
+	inScope := func(c store.Cell) bool { return mode.Shards == 0 || c.Index%mode.Shards == mode.Shard }
+	if r.Monitor != nil {
+		cells, err := r.Store.Cells(ctx, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		total, done := 0, 0
+		for _, c := range cells {
+			if inScope(c) {
+				total++
+				if c.Status == store.Done {
+					done++
+				}
+			}
+		}
+		r.Monitor.Begin(total, done, p.Best, p.Higher)
+	}
+	inner := innerWorkers(r.Workers, len(p.Cells))
+	computed, err := r.serve(ctx, pc, claim, inner, false, func(ctx context.Context) (bool, error) {
+		cells, err := r.Store.Cells(ctx, run.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range cells {
+			if inScope(c) && (c.Status == store.Pending || c.Status == store.Running) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	st.Computed = computed
+	if err != nil {
+		return st, err
+	}
+	if st.Run, err = r.Store.GetRun(ctx, run.ID); err != nil {
+		return st, err
+	}
+	if err := failedCells(ctx, r.Store, st.Run); err != nil {
+		return st, err
+	}
+	if st.Run.Done < st.Run.Cells {
+		return st, nil // other shards are still at work
+	}
+	res, err := r.finish(ctx, pc.plans[run.ID], st.Run)
+	if err != nil {
+		return st, err
+	}
+	st.Result = res
+	st.Run.HasResult = true
+	return st, nil
+}
+
+// failedCells reports the run's failed cells as an error.
+func failedCells(ctx context.Context, s *store.Store, run store.Run) error {
+	if run.Failed == 0 {
+		return nil
+	}
+	cells, err := s.Cells(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	var msgs []string
+	for _, c := range cells {
+		if c.Status == store.Failed {
+			msgs = append(msgs, fmt.Sprintf("%s: %s", c.Key, c.Error))
+		}
+	}
+	if len(msgs) > 3 {
+		msgs = append(msgs[:3], fmt.Sprintf("and %d more", len(msgs)-3))
+	}
+	return fmt.Errorf("run %d: %d of %d cells failed (--resume retries them): %s", run.ID, run.Failed, run.Cells, strings.Join(msgs, "; "))
+}
+
+// checkCells refuses to resume a stored run whose cells differ from the plan's (the code or
+// the data changed the plan since the run began).
+func (r *Runner) checkCells(ctx context.Context, run int64, p *Plan) error {
+	cells, err := r.Store.Cells(ctx, run)
+	if err != nil {
+		return err
+	}
+	if len(cells) != len(p.Cells) {
+		return fmt.Errorf("stored run %d has %d cells, this plan %d: the plan changed since the run began; start a new run without --resume", run, len(cells), len(p.Cells))
+	}
+	for i, c := range cells {
+		if c.Key != p.Cells[i].Key || c.Seed != p.Cells[i].Seed {
+			return fmt.Errorf("stored run %d: cell %d is %s (seed %d), the plan's is %s (seed %d): start a new run without --resume", run, i, c.Key, c.Seed, p.Cells[i].Key, p.Cells[i].Seed)
+		}
+	}
+	return nil
+}
+
+// finish assembles a run whose cells are all done, stores the result and writes its files.
+func (r *Runner) finish(ctx context.Context, pl *planned, run store.Run) (*Result, error) {
+	res, err := assembleStored(ctx, r.Store, pl, run)
+	if err != nil {
+		return nil, err
+	}
+	b, err := res.MarshalStored()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Store.SaveResult(ctx, run.ID, b); err != nil {
+		return nil, err
+	}
+	if err := pl.e.Save(res, pl.opt.Out); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func assembleStored(ctx context.Context, s *store.Store, pl *planned, run store.Run) (*Result, error) {
+	cells, err := s.Cells(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	outputs := make([]json.RawMessage, len(cells))
+	for i, c := range cells {
+		if c.Status != store.Done {
+			return nil, fmt.Errorf("run %d: cell %s is %s", run.ID, c.Key, c.Status)
+		}
+		outputs[i] = c.Outcome.Output
+	}
+	res, err := pl.plan.Assemble(outputs)
+	if err != nil {
+		return nil, err
+	}
+	res.Params = pl.opt.Params
+	return res, nil
+}
+
+// planned is a run's experiment, options and plan, as a worker rebuilt them.
+type planned struct {
+	e    Experiment
+	opt  Options
+	plan *Plan
+}
+
+type planCache struct {
+	mu    sync.Mutex
+	plans map[int64]*planned
+}
+
+// get returns the plan of a stored run, building it from the stored options the first time.
+func (pc *planCache) get(ctx context.Context, r *Runner, runID int64) (*planned, error) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pl, ok := pc.plans[runID]; ok {
+		return pl, nil
+	}
+	run, err := r.Store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := r.rebuild(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkCells(ctx, runID, pl.plan); err != nil {
+		return nil, err
+	}
+	pc.plans[runID] = pl
+	return pl, nil
+}
+
+// rebuild makes a stored run's plan from its stored options.
+func (r *Runner) rebuild(ctx context.Context, run store.Run) (*planned, error) {
+	e, err := Lookup(run.Experiment)
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", run.ID, err)
+	}
+	var so storedOptions
+	if err := json.Unmarshal(run.Options, &so); err != nil {
+		return nil, fmt.Errorf("run %d: stored options: %w", run.ID, err)
+	}
+	opt := Options{Preset: so.Preset, Seed: so.Seed, Repeats: so.Repeats, Params: so.Params, DataDir: r.DataDir,
+		Workers: r.Workers, Progress: r.Progress}
+	opt, p, err := e.plan(ctx, opt)
+	if err != nil {
+		return nil, fmt.Errorf("run %d (%s): %w", run.ID, run.Experiment, err)
+	}
+	return &planned{e: e, opt: opt, plan: p}, nil
+}
+
+// Work serves stored runs as a worker: it claims cells of run (0: of any run) until no run
+// in scope has cells left to compute or take over, assembling every run it completes. It
+// returns how many cells it computed.
+func (r *Runner) Work(ctx context.Context, run int64) (int, error) {
+	r.defaults()
+	pc := &planCache{plans: map[int64]*planned{}}
+	claim := store.ClaimOptions{Run: run, Worker: r.Name, Lease: r.Lease}
+	if r.Monitor != nil {
+		runs, err := r.Store.Runs(ctx)
+		if err != nil {
+			return 0, err
+		}
+		left := 0
+		for _, rr := range runs {
+			if run == 0 || rr.ID == run {
+				left += rr.Cells - rr.Done - rr.Failed
+			}
+		}
+		r.Monitor.Begin(left, 0, "", false)
+	}
+	return r.serve(ctx, pc, claim, 1, true, func(ctx context.Context) (bool, error) {
+		if r.Wait {
+			return true, nil
+		}
+		runs, err := r.Store.Runs(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, rr := range runs {
+			if (run == 0 || rr.ID == run) && rr.Done+rr.Failed < rr.Cells {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// serve runs r.Workers claim loops; with assemble, the loop that completes a run's last
+// cell assembles and stores the run's result. When nothing is claimable, a loop keeps polling while
+// busy reports that cells in its scope are still pending or running elsewhere (their worker
+// may die, and their leases expire), and stops when it reports false.
+func (r *Runner) serve(ctx context.Context, pc *planCache, claim store.ClaimOptions, inner int, assemble bool, busy func(context.Context) (bool, error)) (int, error) {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		computed int
+		firstErr error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for slot := range r.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := claim
+			c.Worker = fmt.Sprintf("%s/%d", r.Name, slot)
+			for ctx.Err() == nil {
+				did, err := r.step(ctx, pc, c, slot, inner, assemble)
+				if did {
+					mu.Lock()
+					computed++
+					mu.Unlock()
+				}
+				if err == nil && !did {
+					var more bool
+					if more, err = busy(ctx); err == nil && !more {
+						return
+					}
+					if err == nil {
+						select {
+						case <-ctx.Done():
+						case <-time.After(r.Poll):
+						}
+						continue
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = context.Cause(ctx)
+	}
+	if errors.Is(firstErr, context.Canceled) && ctx.Err() != nil {
+		// cancel() above ends every loop once one fails; report the parent's cause.
+		firstErr = context.Canceled
+	}
+	return computed, firstErr
+}
+
+// step claims and computes one cell; it reports false when nothing was claimable. A cell
+// whose computation fails is recorded as failed and is not an error of the loop; a lost
+// lease drops the cell (its new holder computes the same result).
+func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptions, slot, inner int, assemble bool) (bool, error) {
+	l, err := r.Store.Claim(ctx, claim)
+	if err != nil || l == nil {
+		return false, err
+	}
+	pl, err := pc.get(ctx, r, l.Run)
+	if err != nil {
+		_ = r.release(l)
+		return false, err
+	}
+	if l.Index >= len(pl.plan.Cells) || pl.plan.Cells[l.Index].Key != l.Key {
+		_ = r.release(l)
+		return false, fmt.Errorf("run %d: stored cell %d (%s) is not in the plan", l.Run, l.Index, l.Key)
+	}
+	if r.Monitor != nil {
+		r.Monitor.Started(slot, l.Key)
+	}
+	cctx, cancelCell := context.WithCancel(ctx)
+	lost := make(chan struct{})
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		t := time.NewTicker(r.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-t.C:
+				if err := r.Store.Heartbeat(cctx, l, r.Lease); errors.Is(err, store.ErrLeaseLost) {
+					close(lost)
+					cancelCell()
+					return
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	res, runErr := pl.plan.Run(cctx, l.Index, inner)
+	secs := time.Since(start).Seconds()
+	cancelCell()
+	<-hbDone
+	var out []byte
+	if runErr == nil {
+		out, runErr = json.Marshal(res.Output)
+	}
+	select {
+	case <-lost:
+		if r.Monitor != nil {
+			r.Monitor.Finished(slot, l.Key, res, secs, fmt.Errorf("lease lost to another worker"))
+		}
+		return true, nil
+	default:
+	}
+	if runErr != nil && ctx.Err() != nil {
+		// Interrupted: hand the cell back so that a resumed run redoes it at once.
+		_ = r.release(l)
+		return false, ctx.Err()
+	}
+	// A finished cell is committed even when the run is being interrupted: its result is
+	// valid, and committing takes milliseconds.
+	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancelWrite()
+	if runErr != nil {
+		if err := r.Store.Fail(wctx, l, runErr.Error(), secs); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			return true, err
+		}
+	} else {
+		var hist []byte
+		if res.History != nil {
+			if hist, err = json.Marshal(res.History); err != nil {
+				return true, err
+			}
+		}
+		host, _ := os.Hostname()
+		err = r.Store.Complete(wctx, l, store.Outcome{Output: out, Metrics: res.Metrics, History: hist, Seconds: secs,
+			CodeVersion: CodeVersion(), Host: host})
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			return true, err
+		}
+	}
+	if r.Monitor != nil {
+		r.Monitor.Finished(slot, l.Key, res, secs, runErr)
+	}
+	if ctx.Err() != nil {
+		return true, ctx.Err()
+	}
+	if !assemble {
+		return true, nil
+	}
+	// The worker that completes a run's last cell assembles and stores its result.
+	run, err := r.Store.GetRun(ctx, l.Run)
+	if err != nil {
+		return true, err
+	}
+	if run.Done == run.Cells && !run.HasResult {
+		if _, err := r.finish(ctx, pl, run); err != nil {
+			return true, fmt.Errorf("run %d: assembling: %w", run.ID, err)
+		}
+	}
+	return true, nil
+}
+
+func (r *Runner) release(l *store.Lease) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return r.Store.Release(ctx, l)
+}
+
+// Report returns a stored run's result without recomputing anything: the stored result, or,
+// for a run whose cells are all done but which was never assembled, the assembly of its
+// stored cells (which rebuilds the plan, so may read datasets from dataDir). run 0 is the
+// latest run.
+func Report(ctx context.Context, s *store.Store, run int64, dataDir string) (*Result, store.Run, error) {
+	var info store.Run
+	if run == 0 {
+		runs, err := s.Runs(ctx)
+		if err != nil {
+			return nil, info, err
+		}
+		if len(runs) == 0 {
+			return nil, info, fmt.Errorf("store %s holds no runs", s.DSN())
+		}
+		info = runs[len(runs)-1]
+	} else {
+		var err error
+		if info, err = s.GetRun(ctx, run); err != nil {
+			return nil, info, err
+		}
+	}
+	b, ok, err := s.Result(ctx, info.ID)
+	if err != nil {
+		return nil, info, err
+	}
+	if ok {
+		res, err := UnmarshalStoredResult(b)
+		return res, info, err
+	}
+	if info.Done < info.Cells {
+		return nil, info, fmt.Errorf("run %d (%s) is not finished: %d of %d cells done, %d failed, %d running",
+			info.ID, info.Experiment, info.Done, info.Cells, info.Failed, info.Running)
+	}
+	r := &Runner{Store: s, DataDir: dataDir}
+	r.defaults()
+	pl, err := r.rebuild(ctx, info)
+	if err != nil {
+		return nil, info, err
+	}
+	res, err := assembleStored(ctx, s, pl, info)
+	if err != nil {
+		return nil, info, err
+	}
+	if b, err = res.MarshalStored(); err == nil {
+		err = s.SaveResult(ctx, info.ID, b)
+	}
+	return res, info, err
+}
+
+// Plots draws a result's figures under dir with its experiment's Plots.
+func Plots(res *Result, dir string) ([]string, error) {
+	e, err := Lookup(res.Experiment)
+	if err != nil {
+		return nil, err
+	}
+	if e.Plots == nil {
+		return nil, nil
+	}
+	return e.Plots(res, dir)
+}

@@ -1,0 +1,137 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The stored form of a result keeps every table cell's type, so that a result read back from
+// the store renders exactly as it did when it was made: integers stay integers, floats stay
+// floats (3.0 is written 3.0, not 3), and NaN and infinities, which JSON numbers cannot hold,
+// are written as {"float":"NaN"}.
+
+type storedTable struct {
+	Name    string              `json:"name"`
+	Detail  bool                `json:"detail,omitempty"`
+	Columns []string            `json:"columns"`
+	Rows    [][]json.RawMessage `json:"rows"`
+}
+
+type storedResult struct {
+	Experiment string            `json:"experiment"`
+	Preset     string            `json:"preset"`
+	Seed       uint64            `json:"seed"`
+	Params     map[string]string `json:"params,omitempty"`
+	Tables     []storedTable     `json:"tables"`
+}
+
+// MarshalStored encodes the result for a results store (artifacts are left out: they are
+// paths on the machine that wrote them).
+func (r *Result) MarshalStored() ([]byte, error) {
+	s := storedResult{Experiment: r.Experiment, Preset: r.Preset, Seed: r.Seed, Params: r.Params}
+	for _, t := range r.Tables {
+		st := storedTable{Name: t.Name, Detail: t.Detail, Columns: t.Columns, Rows: make([][]json.RawMessage, len(t.Rows))}
+		for i, row := range t.Rows {
+			st.Rows[i] = make([]json.RawMessage, len(row))
+			for j, c := range row {
+				b, err := encodeCell(c)
+				if err != nil {
+					return nil, fmt.Errorf("table %s row %d column %s: %w", t.Name, i, t.Columns[j], err)
+				}
+				st.Rows[i][j] = b
+			}
+		}
+		s.Tables = append(s.Tables, st)
+	}
+	return json.Marshal(s)
+}
+
+// UnmarshalStoredResult decodes what MarshalStored wrote.
+func UnmarshalStoredResult(b []byte) (*Result, error) {
+	var s storedResult
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("stored result: %w", err)
+	}
+	r := &Result{Experiment: s.Experiment, Preset: s.Preset, Seed: s.Seed, Params: s.Params}
+	for _, st := range s.Tables {
+		t := Table{Name: st.Name, Detail: st.Detail, Columns: st.Columns, Rows: make([][]any, len(st.Rows))}
+		for i, row := range st.Rows {
+			if len(row) != len(st.Columns) {
+				return nil, fmt.Errorf("stored result: table %s row %d has %d cells for %d columns", st.Name, i, len(row), len(st.Columns))
+			}
+			t.Rows[i] = make([]any, len(row))
+			for j, raw := range row {
+				v, err := decodeCell(raw)
+				if err != nil {
+					return nil, fmt.Errorf("stored result: table %s row %d column %s: %w", st.Name, i, st.Columns[j], err)
+				}
+				t.Rows[i][j] = v
+			}
+		}
+		r.Tables = append(r.Tables, t)
+	}
+	return r, nil
+}
+
+func encodeCell(v any) (json.RawMessage, error) {
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage("null"), nil
+	case float32:
+		return encodeFloat(float64(x)), nil
+	case float64:
+		return encodeFloat(x), nil
+	case int, int64, int32, uint64, uint32, bool, string:
+		return json.Marshal(x)
+	}
+	return nil, fmt.Errorf("cell of type %T", v)
+}
+
+func encodeFloat(x float64) json.RawMessage {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		b, _ := json.Marshal(map[string]string{"float": strconv.FormatFloat(x, 'g', -1, 64)})
+		return b
+	}
+	s := strconv.FormatFloat(x, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return json.RawMessage(s)
+}
+
+func decodeCell(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("empty cell")
+	}
+	switch raw[0] {
+	case 'n':
+		return nil, nil
+	case 't', 'f':
+		var b bool
+		err := json.Unmarshal(raw, &b)
+		return b, err
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case '{':
+		var m map[string]string
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		return strconv.ParseFloat(m["float"], 64)
+	}
+	s := string(raw)
+	if strings.ContainsAny(s, ".eE") {
+		return strconv.ParseFloat(s, 64)
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return int(n), nil
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
