@@ -10,6 +10,11 @@
 //	version   print the version of hyperflat, Go, gorgonia and the BLAS in use
 //	list      list the registered experiments
 //	check     run the first- and second-order gradient checks of every graph op
+//	run       run an experiment, in memory or through a results store (--out, --store)
+//	worker    compute cells of runs in a shared store
+//	runs      list the runs in a store with their status
+//	report    print a stored run's tables and draw its figures, without recomputing
+//	trial     train and score one configuration of the ahsc objective (a Katib trial)
 //
 // Run "hyperflat <command> --help" for a command's flags. Usage errors exit with status 2,
 // failures with status 1.
