@@ -174,7 +174,7 @@ func ahscSettingsFor(opt Options) (ahscSettings, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("--%s %q: want a positive integer", name, v)
+			return flagError(name, "%q: want a positive integer", v)
 		}
 		for _, d := range dst {
 			*d = n
@@ -207,7 +207,7 @@ func ahscParseMethods(s string) ([]string, error) {
 			continue
 		}
 		if !contains(ahscKnownMethods, m) {
-			return nil, fmt.Errorf("--methods: unknown method %q (known: %s)", m, strings.Join(ahscKnownMethods, ", "))
+			return nil, flagError("methods", "has the unknown method %q: want some of %s", m, strings.Join(ahscKnownMethods, ", "))
 		}
 		if contains(out, m) {
 			continue
@@ -215,7 +215,7 @@ func ahscParseMethods(s string) ([]string, error) {
 		out = append(out, m)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--methods: no method given")
+		return nil, flagError("methods", "is empty: want some of %s", strings.Join(ahscKnownMethods, ", "))
 	}
 	return out, nil
 }
@@ -569,7 +569,7 @@ func planAHSC(ctx context.Context, opt Options) (*Plan, error) {
 	if path != "" {
 		names = []string{path}
 	} else if opt.Params["target"] != "" || (opt.Params["metric"] != "" && opt.Params["metric"] != "auto") {
-		return nil, fmt.Errorf("--target and --metric apply to --data only")
+		return nil, flagError("target", "and --metric apply to --data only")
 	}
 
 	var problems []*ahscProblem

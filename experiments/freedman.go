@@ -134,7 +134,7 @@ func parseMethods(s string) ([]string, error) {
 			continue
 		}
 		if !contains(freedmanMethods, m) {
-			return nil, fmt.Errorf("freedman: --methods has %q; want some of %s", m, strings.Join(freedmanMethods, ", "))
+			return nil, flagError("methods", "has %q: want some of %s", m, strings.Join(freedmanMethods, ", "))
 		}
 		want[m] = true
 	}
@@ -145,7 +145,7 @@ func parseMethods(s string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("freedman: --methods is empty")
+		return nil, flagError("methods", "is empty: want some of %s", strings.Join(freedmanMethods, ", "))
 	}
 	return out, nil
 }
@@ -173,7 +173,7 @@ func planFreedman(_ context.Context, opt Options) (*Plan, error) {
 	if c := opt.Params["chains"]; c != "" && c != "0" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("freedman: --chains %q; want a positive integer", c)
+			return nil, flagError("chains", "%q: want a positive integer", c)
 		}
 		set.chains = n
 	}

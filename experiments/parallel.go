@@ -2,8 +2,21 @@ package experiments
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
+
+// recovered calls f, turning a panic into an error that carries the stack, so that a bug in
+// one cell fails that cell instead of killing every worker of the process.
+func recovered(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return f()
+}
 
 // parallel calls f(i) for i in [0, n) on up to workers goroutines and returns the error of the
 // lowest failing i. Each f writes only its own slot of a result slice, so results are the same
@@ -22,7 +35,7 @@ func parallel(ctx context.Context, workers, n int, f func(i int) error) error {
 					errs[i] = err
 					continue
 				}
-				errs[i] = f(i)
+				errs[i] = recovered(func() error { return f(i) })
 			}
 		}()
 	}

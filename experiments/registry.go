@@ -89,10 +89,10 @@ func (e Experiment) Resolve(opt Options) (Options, error) {
 		opt.Preset = Quick
 	}
 	if opt.Preset != Quick && opt.Preset != PaperScale {
-		return opt, fmt.Errorf("preset %q; want quick or paper", opt.Preset)
+		return opt, flagError("preset", "%q: want quick or paper", opt.Preset)
 	}
 	if opt.Repeats < 0 {
-		return opt, fmt.Errorf("repeats %d", opt.Repeats)
+		return opt, flagError("repeats", "%d: want 0 (the preset's) or more", opt.Repeats)
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 1
@@ -109,16 +109,30 @@ func (e Experiment) Resolve(opt Options) (Options, error) {
 			}
 			found = true
 			if len(p.Choices) > 0 && !contains(p.Choices, v) {
-				return opt, fmt.Errorf("--%s %q; want one of %s", k, v, strings.Join(p.Choices, ", "))
+				return opt, flagError(k, "%q: want one of %s", v, strings.Join(p.Choices, ", "))
 			}
 		}
 		if !found {
-			return opt, fmt.Errorf("%s has no flag --%s", e.Name, k)
+			return opt, flagError(k, "is not a flag of %s", e.Name)
 		}
 		params[k] = v
 	}
 	opt.Params = params
 	return opt, nil
+}
+
+// FlagError is an invalid flag value, a mistake of the user's: the CLI reports it as a usage
+// error (exit status 2) rather than a failure.
+type FlagError struct {
+	Flag string // without dashes
+	Msg  string // what is wrong and what was expected
+}
+
+func (e *FlagError) Error() string { return "--" + e.Flag + " " + e.Msg }
+
+// flagError makes a FlagError; format describes the value and what was expected.
+func flagError(flag, format string, args ...any) error {
+	return &FlagError{Flag: flag, Msg: fmt.Sprintf(format, args...)}
 }
 
 func contains(xs []string, x string) bool {

@@ -488,7 +488,11 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 		}
 	}()
 	start := time.Now()
-	res, runErr := pl.plan.Run(cctx, l.Index, inner)
+	var res CellResult
+	runErr := recovered(func() (err error) {
+		res, err = pl.plan.Run(cctx, l.Index, inner)
+		return err
+	})
 	secs := time.Since(start).Seconds()
 	cancelCell()
 	<-hbDone

@@ -33,7 +33,7 @@ func TrialSpace(preset, dataset string) (search.Space, error) {
 	case contains(ahscOpenMLSets, dataset):
 		return ahscOpenMLSpace(s.maxLog2Width), nil
 	}
-	return nil, fmt.Errorf("dataset %q; want one of %s", dataset, strings.Join(ahscAllSets(), ", "))
+	return nil, flagError("dataset", "%q: want one of %s", dataset, strings.Join(ahscAllSets(), ", "))
 }
 
 // ParseConfig reads a configuration of space from name → value text, refusing missing,
@@ -42,37 +42,37 @@ func ParseConfig(space search.Space, values map[string]string) (search.Config, e
 	cfg := search.Config{Space: space, Values: make([]float64, len(space))}
 	for name := range values {
 		if space.Index(name) < 0 {
-			return cfg, fmt.Errorf("no parameter %q (the space has %s)", name, spaceNames(space))
+			return cfg, flagError(name, "is not a parameter of this space (it has %s)", spaceNames(space))
 		}
 	}
 	for i, p := range space {
 		v, ok := values[p.Name]
 		if !ok {
-			return cfg, fmt.Errorf("--%s is missing (the space has %s)", p.Name, spaceNames(space))
+			return cfg, flagError(p.Name, "is missing (the space has %s)", spaceNames(space))
 		}
 		switch p.Kind {
 		case search.Categorical:
 			k := slices.Index(p.Choices, v)
 			if k < 0 {
-				return cfg, fmt.Errorf("--%s %q; want one of %s", p.Name, v, strings.Join(p.Choices, ", "))
+				return cfg, flagError(p.Name, "%q: want one of %s", v, strings.Join(p.Choices, ", "))
 			}
 			cfg.Values[i] = float64(k)
 		case search.Int:
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
-				return cfg, fmt.Errorf("--%s %q; want an integer in [%g, %g]", p.Name, v, p.Low, p.High)
+				return cfg, flagError(p.Name, "%q: want an integer in [%g, %g]", v, p.Low, p.High)
 			}
 			if float64(n) < p.Low || float64(n) > p.High {
-				return cfg, fmt.Errorf("--%s %d is out of range; want an integer in [%g, %g]", p.Name, n, p.Low, p.High)
+				return cfg, flagError(p.Name, "%d is out of range: want an integer in [%g, %g]", n, p.Low, p.High)
 			}
 			cfg.Values[i] = float64(n)
 		default:
 			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil || math.IsNaN(x) {
-				return cfg, fmt.Errorf("--%s %q; want a number in [%g, %g]", p.Name, v, p.Low, p.High)
+				return cfg, flagError(p.Name, "%q: want a number in [%g, %g]", v, p.Low, p.High)
 			}
 			if x < p.Low || x > p.High {
-				return cfg, fmt.Errorf("--%s %g is out of range; want a number in [%g, %g]", p.Name, x, p.Low, p.High)
+				return cfg, flagError(p.Name, "%g is out of range: want a number in [%g, %g]", x, p.Low, p.High)
 			}
 			cfg.Values[i] = x
 		}
@@ -112,7 +112,7 @@ func Trial(ctx context.Context, opt Options, dataset string, cfg search.Config, 
 		return nil, err
 	}
 	if repeat < 0 {
-		return nil, fmt.Errorf("repeat %d; want ≥ 0", repeat)
+		return nil, flagError("repeat", "%d: want 0 or more", repeat)
 	}
 	s.fixed = &cfg
 	p, err := ahscLoadProblem(ctx, opt, s, dataset, "")

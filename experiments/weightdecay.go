@@ -402,10 +402,13 @@ func parseZetas(s string) ([]float64, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("--zetas: %q is not a positive number", f)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, flagError("zetas", "has %q: want comma-separated positive numbers", f)
 		}
 		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, flagError("zetas", "%q has no value: want comma-separated positive numbers", s)
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"syscall"
 	"strings"
 
 	"github.com/hyperflat/hyperflat/datasets"
@@ -61,7 +62,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `Run "hyperflat <command> --help" for a command's flags.`)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -71,8 +72,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A bug must not print a Go panic trace at a user: say what happened and fail.
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "hyperflat: internal error: %v\n(this is a bug; please report it with the command line)\n", p)
+			code = exitFailure
+		}
+	}()
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, args[1:], stdout, stderr)
@@ -369,6 +377,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fail := func(err error) int {
 		if b != nil {
 			b.Stop()
+		}
+		var fe *experiments.FlagError
+		if errors.As(err, &fe) {
+			fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, fe)
+			return exitUsage
 		}
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "hyperflat run %s: interrupted", exp.Name)

@@ -322,7 +322,7 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	cfg, err := experiments.ParseConfig(space, values)
-	if err != nil {
+	if err != nil { // a FlagError: a usage error
 		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
 		return exitUsage
 	}
@@ -333,6 +333,10 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	metrics, err := experiments.Trial(ctx, opt, dataset, cfg, *repeat)
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
+		var fe *experiments.FlagError
+		if errors.As(err, &fe) {
+			return exitUsage
+		}
 		return exitFailure
 	}
 	// name=value lines, the format Katib's stdout metrics collector parses; a metric that is
