@@ -63,6 +63,10 @@ func (op *convOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 		func() (G.Value, error) { return convDo[float32](op, dst, in[0], in[1]) })
 }
 
+// convChunks is the number of partial sums a filter gradient is split into (fixed, so that
+// results do not depend on the number of cores).
+const convChunks = 8
+
 // workspaces hands out per-worker scratch buffers; they are reused across steps and ops.
 var workspaces32, workspaces64 sync.Pool
 
@@ -133,35 +137,39 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 			}
 			putWorkspace(ws)
 		})
-	case convBackW: // dw = Σ_n g[n]·cols(x[n])ᵀ, one partial sum per worker
-		var mu sync.Mutex
-		first := true
-		parallelFor(w.N, 1, func(lo, hi int) {
-			ws := getWorkspace[T](ckk*ohw + nw)
-			cols, acc := (*ws)[:ckk*ohw], (*ws)[ckk*ohw:]
-			for n := lo; n < hi; n++ {
-				im2colImage(one, a[n*chw:][:chw], cols)
-				beta := T(1)
-				if n == lo {
-					beta = 0
-				}
-				gemmSerial(false, true, F, ckk, ohw, b[n*F*ohw:][:F*ohw], cols, beta, acc)
-			}
-			mu.Lock()
-			if first {
-				copy(y, acc)
-				first = false
-			} else {
-				for i, e := range acc {
-					y[i] += e
-				}
-			}
-			mu.Unlock()
-			putWorkspace(ws)
-		})
-		if w.N == 0 {
+	case convBackW: // dw = Σ_n g[n]·cols(x[n])ᵀ: partial sums over fixed chunks of images, added in order
+		chunks := min(w.N, convChunks)
+		if chunks == 0 {
 			clear0(y)
+			break
 		}
+		ws := getWorkspace[T]((chunks - 1) * nw)
+		parts := *ws
+		parallelFor(chunks, 1, func(lo, hi int) {
+			cw := getWorkspace[T](ckk * ohw)
+			cols := *cw
+			for c := lo; c < hi; c++ {
+				acc := y
+				if c > 0 {
+					acc = parts[(c-1)*nw:][:nw]
+				}
+				for n := c * w.N / chunks; n < (c+1)*w.N/chunks; n++ {
+					im2colImage(one, a[n*chw:][:chw], cols)
+					beta := T(1)
+					if n == c*w.N/chunks {
+						beta = 0
+					}
+					gemmSerial(false, true, F, ckk, ohw, b[n*F*ohw:][:F*ohw], cols, beta, acc)
+				}
+			}
+			putWorkspace(cw)
+		})
+		for c := 1; c < chunks; c++ {
+			for i, e := range parts[(c-1)*nw:][:nw] {
+				y[i] += e
+			}
+		}
+		putWorkspace(ws)
 	}
 	return v, nil
 }

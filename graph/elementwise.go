@@ -315,6 +315,14 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b[lo:hi], 1, 1) })
 		return v, nil
 	}
+	switch { // an operand of one element: one flat pass, no walk
+	case len(b) == 1 && len(a) == len(y):
+		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b, 1, 0) })
+		return v, nil
+	case len(a) == 1 && len(b) == len(y):
+		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a, b[lo:hi], 0, 1) })
+		return v, nil
+	}
 	nd := len(op.out)
 	ia, ib := 0, 0
 	if nd > 0 {
@@ -368,6 +376,27 @@ func binaryRow[T Float](k binaryKind, y, a, b []T, sa, sb int) {
 		case kDiv:
 			for i := range y {
 				y[i] = a[i] / c
+			}
+		}
+	case sa == 0 && sb == 1:
+		b = b[:len(y)]
+		c := a[0]
+		switch k {
+		case kAdd:
+			for i := range y {
+				y[i] = c + b[i]
+			}
+		case kSub:
+			for i := range y {
+				y[i] = c - b[i]
+			}
+		case kMul:
+			for i := range y {
+				y[i] = c * b[i]
+			}
+		case kDiv:
+			for i := range y {
+				y[i] = c / b[i]
 			}
 		}
 	default:

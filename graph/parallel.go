@@ -3,6 +3,7 @@ package graph
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Parallelism: the kernels of this package split large work into at most GOMAXPROCS pieces run
@@ -10,8 +11,16 @@ import (
 // next to Go's scheduler, spins in sched_yield while Go code runs). Under the openblas tag
 // OpenBLAS itself is set to one thread; gemm splits large products here instead.
 
-// procs is the number of pieces worth splitting work into.
-func procs() int { return max(1, runtime.GOMAXPROCS(0)) }
+// running counts the Program runs in progress. Kernels split their work only across the cores
+// that other runs leave idle: one program alone uses every core, while independent programs on
+// as many goroutines (parallel workers, chains, configurations) each run serially, without
+// contending for cores or paying for the hand-offs.
+var running atomic.Int32
+
+// procs is the number of pieces worth splitting work into now.
+func procs() int {
+	return max(1, runtime.GOMAXPROCS(0)-max(0, int(running.Load())-1))
+}
 
 // parallelFor calls f(lo, hi) on disjoint ranges covering [0, n), on up to procs() goroutines
 // (the caller's included), each range at least grain long. It returns when all have finished.

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"fmt"
+	"sort"
+	"time"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -24,6 +26,42 @@ type Program struct {
 	vals  []G.Value
 	index map[*G.Node]int
 	args  []G.Value
+	prof  map[string]*OpTime
+
+	// elementwise fusion (fuse.go): inlined nodes are computed inside their consumer's
+	// kernel, and on demand by Value; fresh records the run that last computed each.
+	inlined []bool
+	fused   []*fusedKernel
+	leafv   []G.Value
+	runs    int
+	fresh   []int
+}
+
+// OpTime is the time a Program spent in the ops of one kind (see Program.Profile).
+type OpTime struct {
+	Op       string // the op's name and shape, e.g. "MatMul(false, false) [128 256]"
+	Calls    int
+	Seconds  float64
+	Elements int64 // output elements written
+}
+
+// Profile turns per-op timing on (or off, discarding it); OpTimes reports it. It costs two
+// clock reads per op.
+func (p *Program) Profile(on bool) {
+	p.prof = nil
+	if on {
+		p.prof = map[string]*OpTime{}
+	}
+}
+
+// OpTimes returns the time spent per op kind since Profile(true), most expensive first.
+func (p *Program) OpTimes() []OpTime {
+	out := make([]OpTime, 0, len(p.prof))
+	for _, t := range p.prof {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seconds > out[j].Seconds })
+	return out
 }
 
 // Compile prepares a Program computing outputs.
@@ -51,6 +89,10 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 		widest = max(widest, len(ks))
 	}
 	p.args = make([]G.Value, widest)
+	p.fresh = make([]int, len(order))
+	if fuseEnabled {
+		p.fuse(outputs)
+	}
 	return p, nil
 }
 
@@ -65,6 +107,9 @@ func (p *Program) Let(n *G.Node, value any) error {
 // Run evaluates the program with the values currently bound to its input nodes. It stops
 // early with ctx's error if ctx is cancelled between ops.
 func (p *Program) Run(ctx context.Context) error {
+	running.Add(1)
+	defer running.Add(-1)
+	p.runs++
 	for i, n := range p.nodes {
 		if i&63 == 0 && ctx != nil {
 			if err := ctx.Err(); err != nil {
@@ -86,16 +131,75 @@ func (p *Program) Run(ctx context.Context) error {
 			p.vals[i] = v
 			continue
 		}
-		args := p.args[:len(p.kids[i])]
-		for j, k := range p.kids[i] {
-			args[j] = p.vals[k]
+		if p.inlined != nil && p.inlined[i] {
+			continue
 		}
-		v, err := p.exec(op, p.vals[i], args)
+		var t0 time.Time
+		if p.prof != nil {
+			t0 = time.Now()
+		}
+		var v G.Value
+		var err error
+		if p.fused != nil && p.fused[i] != nil {
+			v, err = p.runFused(i)
+		} else {
+			args := p.args[:len(p.kids[i])]
+			for j, k := range p.kids[i] {
+				args[j] = p.vals[k]
+			}
+			v, err = p.exec(op, p.vals[i], args)
+		}
+		if p.prof != nil {
+			key := fmt.Sprintf("%v %v", op, n.Shape())
+			t := p.prof[key]
+			if t == nil {
+				t = &OpTime{Op: key}
+				p.prof[key] = t
+			}
+			t.Calls++
+			t.Seconds += time.Since(t0).Seconds()
+			t.Elements += int64(n.Shape().TotalSize())
+		}
 		if err != nil {
 			return fmt.Errorf("graph: running %s: %w", n.Name(), err)
 		}
 		p.vals[i] = v
 	}
+	return nil
+}
+
+func (p *Program) runFused(i int) (v G.Value, err error) {
+	k := p.fused[i]
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("fused kernel panicked: %v", r)
+		}
+	}()
+	p.leafv = p.leafv[:0]
+	for _, l := range k.leaves {
+		p.leafv = append(p.leafv, p.vals[l])
+	}
+	return k.run(p.nodes[i], p.vals[i], p.leafv)
+}
+
+// demand computes node i of the last run if fusion left it uncomputed.
+func (p *Program) demand(i int) error {
+	if p.inlined == nil || !p.inlined[i] || p.fresh[i] == p.runs {
+		return nil
+	}
+	args := make([]G.Value, len(p.kids[i]))
+	for j, k := range p.kids[i] {
+		if err := p.demand(k); err != nil {
+			return err
+		}
+		args[j] = p.vals[k]
+	}
+	v, err := p.exec(p.nodes[i].Op(), p.vals[i], args)
+	if err != nil {
+		return fmt.Errorf("graph: computing %s: %w", p.nodes[i].Name(), err)
+	}
+	p.vals[i] = v
+	p.fresh[i] = p.runs
 	return nil
 }
 
@@ -116,6 +220,12 @@ func (p *Program) Value(n *G.Node) (G.Value, error) {
 	i, ok := p.index[n]
 	if !ok {
 		return nil, fmt.Errorf("graph: node %s is not part of this program", n.Name())
+	}
+	if p.runs == 0 {
+		return nil, fmt.Errorf("graph: node %s has no value yet; call Run", n.Name())
+	}
+	if err := p.demand(i); err != nil {
+		return nil, err
 	}
 	if p.vals[i] == nil {
 		return nil, fmt.Errorf("graph: node %s has no value yet; call Run", n.Name())

@@ -47,11 +47,7 @@ func sumToDo[T Float](op *sumToOp, dst, xv G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), op.src.TotalSize())
 	}
 	if len(y) == 1 {
-		var s T
-		for _, e := range x {
-			s += e
-		}
-		y[0] = s
+		y[0] = sum(x)
 		return v, nil
 	}
 	clear0(y)
@@ -332,4 +328,41 @@ func constDo[T Float](op *constOp, dst, xv G.Value) (G.Value, error) {
 
 func (op *constOp) VJP(in []*G.Node, _, _ *G.Node, _ []bool) ([]*G.Node, error) {
 	return []*G.Node{nil}, nil
+}
+
+// sum adds up x with eight independent accumulators (a single one is bound by the latency of
+// floating-point addition). Long x is summed in fixed chunks on several cores, the partial
+// sums added in order, so the result never depends on the number of cores.
+func sum[T Float](x []T) T {
+	const chunk = 1 << 15
+	if len(x) < 2*chunk {
+		return sumSerial(x)
+	}
+	parts := make([]T, (len(x)+chunk-1)/chunk)
+	parallelFor(len(parts), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			parts[i] = sumSerial(x[i*chunk : min(len(x), (i+1)*chunk)])
+		}
+	})
+	return sumSerial(parts)
+}
+
+func sumSerial[T Float](x []T) T {
+	var s [8]T
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		c := x[i : i+8 : i+8]
+		s[0] += c[0]
+		s[1] += c[1]
+		s[2] += c[2]
+		s[3] += c[3]
+		s[4] += c[4]
+		s[5] += c[5]
+		s[6] += c[6]
+		s[7] += c[7]
+	}
+	for ; i < len(x); i++ {
+		s[0] += x[i]
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 }

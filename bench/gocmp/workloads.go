@@ -29,6 +29,21 @@ var goWorkloads = map[string]func() (stepper, error){
 
 const lr = 0.01
 
+// profiling turns on per-op timing of the programs workloads compile (see TestProfileOps).
+var (
+	profiling   bool
+	lastProgram *graph.Program
+)
+
+func compile(outs ...*G.Node) (*graph.Program, error) {
+	p, err := graph.Compile(outs...)
+	if err == nil && profiling {
+		p.Profile(true)
+		lastProgram = p
+	}
+	return p, err
+}
+
 // sgd returns p ← p − lr·g for the parameters' bound tensors.
 func sgd(prog *graph.Program, params, grads []*G.Node) func() error {
 	return func() error {
@@ -81,7 +96,7 @@ func trainStep(m model) (stepper, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := graph.Compile(append([]*G.Node{m.loss}, grads...)...)
+	prog, err := compile(append([]*G.Node{m.loss}, grads...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +120,7 @@ func hvpStep(m model) (stepper, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := graph.Compile(append([]*G.Node{m.loss}, hv...)...)
+	prog, err := compile(append([]*G.Node{m.loss}, hv...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +217,7 @@ func hypergradStep(hyper bool) (stepper, error) {
 		hgrads = append(reg, t12...)
 		outs = append(append(outs, half, c), hgrads...)
 	}
-	prog, err := graph.Compile(outs...)
+	prog, err := compile(outs...)
 	if err != nil {
 		return nil, err
 	}

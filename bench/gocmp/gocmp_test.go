@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"syscall"
+	"testing"
+)
+
+func TestWorkloadsRun(t *testing.T) {
+	for name, mk := range goWorkloads {
+		s, err := mk()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := 0; i < 2; i++ {
+			if err := s(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+func BenchmarkScreen1(b *testing.B) { benchScreen(b, 1) }
+func BenchmarkScreen2(b *testing.B) { benchScreen(b, 2) }
+
+func benchScreen(b *testing.B, workers int) {
+	for i := 0; i < b.N; i++ {
+		if _, err := screenTime(16, 10, workers); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchWorkload(b *testing.B, name string) {
+	s, err := goWorkloads[name]()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := s(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	c0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+}
+
+// cpuTime is this process's user and system CPU time in seconds (a measure less sensitive than
+// wall time to other work on the machine).
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+func BenchmarkHGPlain(b *testing.B)    { benchWorkload(b, "hg_plain") }
+func BenchmarkHGStep(b *testing.B)     { benchWorkload(b, "hg_step") }
+func BenchmarkMLPTrain(b *testing.B)   { benchWorkload(b, "mlp_train_f32") }
+func BenchmarkMLPHVP(b *testing.B)     { benchWorkload(b, "mlp_hvp_f32") }
+func BenchmarkCNNTrain(b *testing.B)   { benchWorkload(b, "cnn_train_f32") }
+func BenchmarkCNNHVP(b *testing.B)     { benchWorkload(b, "cnn_hvp_f32") }
+func BenchmarkTPESuggest(b *testing.B) { benchWorkload(b, "tpe_suggest") }
+
+func TestProfileOps(t *testing.T) {
+	name := os.Getenv("PROFILE_WORKLOAD")
+	if name == "" {
+		t.Skip("set PROFILE_WORKLOAD")
+	}
+	profiling = true
+	s, err := goWorkloads[name]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := s(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0.0
+	for _, o := range lastProgram.OpTimes() {
+		total += o.Seconds
+	}
+	for _, o := range lastProgram.OpTimes()[:min(40, len(lastProgram.OpTimes()))] {
+		t.Logf("%6.2f%% %8.3f ms/step %4d calls %s", 100*o.Seconds/total, o.Seconds*1e3/20, o.Calls/20, o.Op)
+	}
+	t.Logf("total %.3f ms/step", total*1e3/20)
+}
