@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"time"
 	"fmt"
 	"io"
 	"sort"
@@ -47,6 +48,13 @@ type Options struct {
 	Progress io.Writer
 	// Monitor, if set, observes cells starting and finishing (the CLI's progress bars).
 	Monitor Monitor
+	// MaxMem, when positive, is the most bytes one configuration's training may hold: larger
+	// configurations are refused before they are built (a search records them as failed
+	// trials; a fixed model fails the run), with the estimate in the error.
+	MaxMem int64
+	// TrialTimeout, when positive, bounds one trial's training; a trial that runs over is a
+	// failed trial. Results then depend on the machine's speed, so it is off by default.
+	TrialTimeout time.Duration
 }
 
 // Experiment is one runnable experiment. Plan splits a run into deterministic cells; Plots

@@ -65,10 +65,16 @@ type Status struct {
 // storedOptions are the options that determine a run's results; DataDir, Out and Workers
 // do not, and are not stored.
 type storedOptions struct {
-	Preset  string            `json:"preset"`
-	Seed    uint64            `json:"seed"`
-	Repeats int               `json:"repeats"`
-	Params  map[string]string `json:"params"`
+	Preset       string            `json:"preset"`
+	Seed         uint64            `json:"seed"`
+	Repeats      int               `json:"repeats"`
+	Params       map[string]string `json:"params"`
+	MaxMem       int64             `json:"max_mem,omitempty"`
+	TrialTimeout time.Duration     `json:"trial_timeout,omitempty"`
+}
+
+func storedOf(opt Options) storedOptions {
+	return storedOptions{opt.Preset, opt.Seed, opt.Repeats, opt.Params, opt.MaxMem, opt.TrialTimeout}
 }
 
 // Identity is the stable name of what an experiment run with these (resolved) options
@@ -77,7 +83,7 @@ func Identity(experiment string, opt Options) string {
 	b, _ := json.Marshal(struct {
 		Experiment string `json:"experiment"`
 		storedOptions
-	}{experiment, storedOptions{opt.Preset, opt.Seed, opt.Repeats, opt.Params}})
+	}{experiment, storedOf(opt)})
 	h := sha256.Sum256(b)
 	return experiment + "-" + hex.EncodeToString(h[:8])
 }
@@ -132,7 +138,7 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	}
 	identity := Identity(e.Name, opt)
 	spec := store.RunSpec{Identity: identity, Experiment: e.Name}
-	if spec.Options, err = json.Marshal(storedOptions{opt.Preset, opt.Seed, opt.Repeats, opt.Params}); err != nil {
+	if spec.Options, err = json.Marshal(storedOf(opt)); err != nil {
 		return nil, err
 	}
 	for i, c := range p.Cells {
@@ -184,6 +190,10 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	}
 	inner := innerWorkers(r.Workers, len(p.Cells))
 	computed, err := r.serve(ctx, pc, claim, inner, false, func(ctx context.Context) (bool, error) {
+		if mode.Shards == 0 { // counts suffice; Cells would read every output
+			rr, err := r.Store.GetRun(ctx, run.ID)
+			return rr.Done+rr.Failed < rr.Cells, err
+		}
 		cells, err := r.Store.Cells(ctx, run.ID)
 		if err != nil {
 			return false, err
@@ -340,7 +350,7 @@ func (r *Runner) rebuild(ctx context.Context, run store.Run) (*planned, error) {
 		return nil, fmt.Errorf("run %d: stored options: %w", run.ID, err)
 	}
 	opt := Options{Preset: so.Preset, Seed: so.Seed, Repeats: so.Repeats, Params: so.Params, DataDir: r.DataDir,
-		Workers: r.Workers, Progress: r.Progress}
+		Workers: r.Workers, Progress: r.Progress, MaxMem: so.MaxMem, TrialTimeout: so.TrialTimeout}
 	opt, p, err := e.plan(ctx, opt)
 	if err != nil {
 		return nil, fmt.Errorf("run %d (%s): %w", run.ID, run.Experiment, err)

@@ -164,6 +164,66 @@ func buildWeightDecayModel(model string, d *wdData, s wdSettings, seed uint64) (
 	return nil, fmt.Errorf("unknown model %q", model)
 }
 
+// wdEstimateBytes is a coarse estimate of what one optimization holds, computed from the
+// architecture without building it: ten parameter-sized buffers (weights, gradient, Adam's two
+// moments, λ, its RMSprop state, the hypergradient, the Fisher terms' two gradients and a
+// second-order product) and, per forward tensor of the 150 images in flight (training,
+// validation, selection), four activation-sized ones (forward, backward and the two passes of
+// the second-order product). shape is one image's [C, H, W].
+func wdEstimateBytes(model string, shape []int, s wdSettings) int64 {
+	c, h := shape[0], shape[1]
+	params, acts := float64(c*h*h*10+10), 10.0
+	if model == "resnet18" || model == "resnet34" {
+		blocks := []int{2, 2, 2, 2}
+		params = 11.69e6
+		if model == "resnet34" {
+			blocks, params = []int{3, 4, 6, 3}, 21.80e6
+		}
+		w := s.width
+		params = (params-513e3)*w*w + 512*w*1000 + 1000
+		side := (h + 1) / 2 // the 7×7 stride-2 stem
+		acts = 3 * 64 * w * float64(side*side)
+		side = (side + 1) / 2 // max-pool
+		for i, n := range blocks {
+			if i > 0 {
+				side = (side + 1) / 2
+			}
+			// Each basic block keeps two convolutions, two batch-norms, two ReLUs and the sum.
+			acts += float64(n) * 7 * 64 * w * float64(int(1)<<i) * float64(side*side)
+		}
+	}
+	return int64(float64(s.dtype.Size()) * (10*params + 4*150*acts))
+}
+
+// FormatBytes writes a byte count with a binary unit (KiB, MiB, GiB, TiB).
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	x, i := float64(n)/unit, 0
+	for x >= unit && i < 3 {
+		x /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", x, "KMGT"[i])
+}
+
+// ParseBytes reads a size such as 512MiB, 2G, 1.5GiB, 800MB or 1048576: K, M, G, T and KiB…TiB
+// are powers of 1024, KB…TB powers of 1000.
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
+	unit := strings.ToUpper(strings.TrimSpace(t[len(num):]))
+	mult := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GIB": 1 << 30,
+		"T": 1 << 40, "TIB": 1 << 40, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit]
+	x, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if mult == 0 || err != nil || !(x > 0) || math.IsInf(x, 0) || x*mult > math.MaxInt64 {
+		return 0, fmt.Errorf("%q: want a positive size such as 512MiB, 2GiB or 800MB", s)
+	}
+	return int64(x * mult), nil
+}
+
 // batchInput binds a whole dataset's inputs (one batch) to a new input node of the net.
 func batchInput(net *layers.Net, d *datasets.Dataset, name string) (*G.Node, error) {
 	xs := append([]int{d.N}, d.Shape...)
@@ -464,6 +524,9 @@ func planWeightDecay(ctx context.Context, opt Options) (*Plan, error) {
 	d, err := loadWeightDecayData(ctx, opt, dataset, s.testRows)
 	if err != nil {
 		return nil, err
+	}
+	if need := wdEstimateBytes(model, d.train.Shape, s); opt.MaxMem > 0 && need > opt.MaxMem {
+		return nil, fmt.Errorf("weightdecay: %s on %s needs about %s, over the --max-mem limit of %s", model, dataset, FormatBytes(need), FormatBytes(opt.MaxMem))
 	}
 	zetas := append([]float64{0}, s.zetas...)
 	type job struct{ rep, zi int }

@@ -322,6 +322,8 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	resume := fs.Bool("resume", false, "continue the latest stored run with the same options: finished cells are kept, failed ones retried")
 	shard := fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
 	submit := fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
+	maxMem := fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
+	trialTimeout := fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	own := map[string]*string{}
@@ -359,8 +361,16 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := sf.check(); err != nil {
 		return usageErr("%v", err)
 	}
+	if *trialTimeout < 0 {
+		return usageErr("--trial-timeout %v: want a positive duration, or 0 for none", *trialTimeout)
+	}
 	opt := experiments.Options{Preset: *preset, Seed: *seed, Repeats: *repeats, Workers: *workers,
-		DataDir: datasets.ResolveDir(*dataDir), Out: *out, Params: map[string]string{}}
+		DataDir: datasets.ResolveDir(*dataDir), Out: *out, Params: map[string]string{}, TrialTimeout: *trialTimeout}
+	if *maxMem != "" {
+		if opt.MaxMem, err = experiments.ParseBytes(*maxMem); err != nil {
+			return usageErr("--max-mem %v", err)
+		}
+	}
 	fs.Visit(func(f *pflag.Flag) {
 		if _, ok := own[f.Name]; ok {
 			opt.Params[f.Name] = f.Value.String()
