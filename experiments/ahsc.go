@@ -230,6 +230,13 @@ func ahscDatasets(name string) []string {
 	return []string{name}
 }
 
+// ahscFailure is a failed evaluation or screening and why it failed.
+type ahscFailure struct {
+	Stage  string `json:"stage"` // "trial", "fidelity 0.33" (a BOHB rung), or "screening"
+	Config string `json:"config"`
+	Reason string `json:"reason"`
+}
+
 // ahscEval is one evaluation of the objective.
 type ahscEval struct {
 	config                       string
@@ -259,6 +266,7 @@ type ahscRun struct {
 	screened   int        // AHSC: configurations screened
 	screenLost int        // AHSC: screenings dropped (failure or μ ≤ 0)
 	mu         float64    // the fixed method (a single trial): μ after one epoch
+	failures   []ahscFailure
 	err        string     // why the run selected nothing
 }
 
@@ -339,6 +347,11 @@ func ahscRunOne(ctx context.Context, p *ahscProblem, sp *ahscSplit, s ahscSettin
 		fail := func(err error) (float64, error) {
 			mu.Lock()
 			run.failed++
+			stage := "trial"
+			if fidelity < 1 {
+				stage = fmt.Sprintf("fidelity %.2g", fidelity)
+			}
+			run.failures = append(run.failures, ahscFailure{stage, cfg.String(), err.Error()})
 			if fidelity >= 1 {
 				run.evals = append(run.evals, ahscEval{config: cfg.String(), fidelity: fidelity, failed: true,
 					valMetric: math.NaN(), valLoss: math.NaN(), testMetric: math.NaN(), testAcc: math.NaN(), testNLL: math.NaN()})
@@ -412,6 +425,7 @@ func ahscRunOne(ctx context.Context, p *ahscProblem, sp *ahscSplit, s ahscSettin
 		for _, sc := range a.Screen {
 			if sc.Err != "" {
 				run.screenLost++
+				run.failures = append(run.failures, ahscFailure{"screening", sc.Config.String(), sc.Err})
 			}
 		}
 	}
@@ -695,13 +709,14 @@ type ahscRunJSON struct {
 	Failed     int            `json:"failed"`
 	Screened   int            `json:"screened"`
 	ScreenLost int            `json:"screen_dropped"`
+	Failures   []ahscFailure  `json:"failures,omitempty"`
 	Err        string         `json:"error,omitempty"`
 }
 
 func (r ahscRun) toJSON() ahscRunJSON {
 	j := ahscRunJSON{Dataset: r.dataset, Repeat: r.repeat, Method: r.method, Hidden: r.hidden, Seconds: F64(r.seconds),
 		Config: r.config, Objective: F64(r.objective), TestMetric: F64(r.testMetric), TestAcc: F64(r.testAcc), TestNLL: F64(r.testNLL),
-		Value: F64(r.value), Calls: r.calls, Failed: r.failed, Screened: r.screened, ScreenLost: r.screenLost, Err: r.err,
+		Value: F64(r.value), Calls: r.calls, Failed: r.failed, Screened: r.screened, ScreenLost: r.screenLost, Err: r.err, Failures: r.failures,
 		Evals: []ahscEvalJSON{}}
 	for _, e := range r.evals {
 		j.Evals = append(j.Evals, ahscEvalJSON{Config: e.config, Fidelity: F64(e.fidelity), ValMetric: F64(e.valMetric), ValLoss: F64(e.valLoss),
@@ -714,7 +729,7 @@ func (j ahscRunJSON) run() ahscRun {
 	r := ahscRun{dataset: j.Dataset, repeat: j.Repeat, method: j.Method, hidden: j.Hidden, seconds: float64(j.Seconds),
 		config: j.Config, objective: float64(j.Objective), testMetric: float64(j.TestMetric), testAcc: float64(j.TestAcc),
 		testNLL: float64(j.TestNLL), value: float64(j.Value), calls: j.Calls, failed: j.Failed, screened: j.Screened,
-		screenLost: j.ScreenLost, err: j.Err}
+		screenLost: j.ScreenLost, err: j.Err, failures: j.Failures}
 	for _, e := range j.Evals {
 		r.evals = append(r.evals, ahscEval{config: e.Config, fidelity: float64(e.Fidelity), valMetric: float64(e.ValMetric),
 			valLoss: float64(e.ValLoss), testMetric: float64(e.TestMetric), testAcc: float64(e.TestAcc), testNLL: float64(e.TestNLL), failed: e.Failed})
@@ -859,6 +874,20 @@ func ahscResult(opt Options, s ahscSettings, problems []*ahscProblem, splits [][
 		res.Tables = append(res.Tables, bm)
 	}
 	res.Tables = append(res.Tables, summary, runtime)
+	// Every failed evaluation and dropped screening, with its reason (Optuna's failed
+	// trials): failures count against a method's budget, as in the papers' code.
+	failures := Table{Name: "failures", Columns: []string{"dataset", "repeat", "method", "stage", "config", "reason"}}
+	for _, r := range runs {
+		if r.hidden {
+			continue
+		}
+		for _, f := range r.failures {
+			failures.Add(r.dataset, r.repeat, r.method, f.Stage, f.Config, f.Reason)
+		}
+	}
+	if len(failures.Rows) > 0 {
+		res.Tables = append(res.Tables, failures)
+	}
 	if len(notes) > 0 {
 		nt := Table{Name: "notes", Columns: []string{"dataset", "note"}}
 		for _, n := range notes {
