@@ -267,7 +267,7 @@ type ahscRun struct {
 	screenLost int        // AHSC: screenings dropped (failure or μ ≤ 0)
 	mu         float64    // the fixed method (a single trial): μ after one epoch
 	failures   []ahscFailure
-	err        string     // why the run selected nothing
+	err        string // why the run selected nothing
 }
 
 // ahscMethod makes the search method; inner is AHSC's screening workers.

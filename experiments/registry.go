@@ -2,11 +2,11 @@ package experiments
 
 import (
 	"context"
-	"time"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Paper identifies which paper an experiment reproduces.
