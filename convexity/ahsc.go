@@ -50,6 +50,14 @@ type Screened struct {
 // and failures, fully train the N2 lowest through the objective, and return those trials (the
 // best is then chosen on validation data by search.Best). Screening runs on Workers
 // goroutines; the result does not depend on their number.
+//
+// Failed evaluations count against the budget, as in the papers' code: a configuration whose
+// screening fails — training diverged (train.ErrDiverged: NaN or infinite loss, gradient or
+// parameter), over the memory budget (ErrTooBig), past the trial timeout (ErrTrialTimeout), or
+// a score that is NaN, infinite or not positive — uses up one of the N1 screenings and is
+// dropped with the reason in Screen[i].Err; a full training that fails uses up one of the N2
+// and is returned as a search.Failed trial with the reason in Err. Failed screenings never
+// enter the ranking. Cancelling ctx stops the search with ctx.Err().
 type AHSC struct {
 	Task    *Task
 	N1, N2  int // 50 and 10 in the paper
@@ -142,6 +150,10 @@ func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, o
 		}
 		t := search.Trial{ID: len(trials), Config: cfgs[i], Fidelity: 1, State: search.Complete}
 		v, err := obj(ctx, cfgs[i], 1)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			t.State, t.Value, t.Err = search.Failed, math.NaN(), ctxErr.Error() // interrupted, as in search.Sequential
+			return append(trials, t), ctxErr
+		}
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			t.State, t.Value = search.Failed, math.NaN()
 			if err != nil {
@@ -157,8 +169,17 @@ func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, o
 	return trials, nil
 }
 
-// screen trains cfg for one epoch and scores it.
-func (a *AHSC) screen(ctx context.Context, cfg search.Config, rng *rand.Rand) (float64, error) {
+// screen trains cfg for one epoch and scores it, both under the task's trial timeout.
+func (a *AHSC) screen(ctx context.Context, cfg search.Config, rng *rand.Rand) (score float64, err error) {
+	err = a.Task.trial(ctx, func(ctx context.Context) error {
+		var err error
+		score, err = a.screenOnce(ctx, cfg, rng)
+		return err
+	})
+	return score, err
+}
+
+func (a *AHSC) screenOnce(ctx context.Context, cfg search.Config, rng *rand.Rand) (float64, error) {
 	c, tr, err := a.Task.Fit(ctx, cfg, 1, false)
 	if err != nil {
 		return 0, err

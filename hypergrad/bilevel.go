@@ -41,7 +41,30 @@ type Chain struct {
 	paramVals []*tensor.Dense
 }
 
+// Bound is the valid range [Lo, Hi] of the entries of one λ tensor; an infinite end leaves
+// that side open. A hyperparameter optimized in log space (λ = exp(ρ), with ρ the tensor)
+// takes the logs of its range as its Bound.
+type Bound struct{ Lo, Hi float64 }
+
+// Unbounded is the range of a hyperparameter with no constraint.
+var Unbounded = Bound{math.Inf(-1), math.Inf(1)}
+
+// NonNegative is the range of a weight-decay coefficient or a penalty weight: λ ≥ 0.
+var NonNegative = Bound{0, math.Inf(1)}
+
 // Bilevel is Algorithm 1 of the PAC-Bayes paper (SPEC A.6) over one or more chains.
+//
+// Every outer step on λ (the one at the end of each hyper-step, and with Form Sum the online
+// ones after each inner step) is guarded:
+//
+//   - Rejected: a hypergradient with a NaN or infinite entry, or an outer optimizer step that
+//     would leave a NaN or infinite λ, is not applied — λ keeps its previous values and
+//     HyperStep.Rejected counts the step. The run goes on: the next hyper-step computes a
+//     fresh hypergradient at the same λ. (A NaN in the inner training still fails the run,
+//     since the inner optimizers refuse non-finite gradients.)
+//   - Projected: an update that would move an entry outside its Bounds range is clipped to
+//     the range (weight decay that would turn negative becomes 0) and HyperStep.Projected
+//     counts the clipped entries; then the Project hook, if any, runs.
 type Bilevel struct {
 	Chains []*Chain
 	// Lambda are the hyperparameter values, bound to every chain's Problem.Hypers.
@@ -59,8 +82,12 @@ type Bilevel struct {
 	// Monitor computes the Fisher distances (HyperStep.Distance) even when Zeta is 0, so that
 	// an Eq. 1 run can be compared with Eq. 7 runs; it costs two more backward passes per step.
 	Monitor bool
-	// Project, if set, is applied to λ after every outer step (the paper leaves λ
-	// unconstrained).
+	// Bounds, if set, holds one valid range per Lambda tensor (NonNegative for weight decay,
+	// Unbounded for none); every outer step is projected onto it by clipping. nil leaves λ
+	// unconstrained, as the paper does. The initial λ must lie within it.
+	Bounds []Bound
+	// Project, if set, is applied to λ after every outer step and the Bounds projection (the
+	// paper leaves λ unconstrained).
 	Project func(lambda []*tensor.Dense) error
 	// OnHyperStep sees every hyper-step's record; an error stops the run.
 	OnHyperStep func(HyperStep) error
@@ -74,7 +101,12 @@ type HyperStep struct {
 	ValLoss     float64 // C at the end of the inner run
 	Distance    float64 // √(Σ_t ‖a_t‖²), the paper's regularizer value
 	Regularizer float64 // ζ times the distance in the chosen form
-	HyperNorm   float64 // ‖hypergradient‖ of the outer step
+	HyperNorm   float64 // ‖hypergradient‖ of the outer step (NaN or Inf when it was rejected)
+	// Rejected counts the outer steps of this hyper-step that were not applied because the
+	// hypergradient, or the λ they would have produced, was not finite; λ kept its values.
+	Rejected int
+	// Projected counts the λ entries the outer steps of this hyper-step clipped to Bounds.
+	Projected int
 }
 
 func (b *Bilevel) validate() error {
@@ -83,6 +115,25 @@ func (b *Bilevel) validate() error {
 	}
 	if b.RiskLR <= 0 || b.Zeta < 0 {
 		return fmt.Errorf("hypergrad: RiskLR %v must be positive and Zeta %v non-negative", b.RiskLR, b.Zeta)
+	}
+	if b.Bounds != nil {
+		if len(b.Bounds) != len(b.Lambda) {
+			return fmt.Errorf("hypergrad: %d bounds for %d λ tensors", len(b.Bounds), len(b.Lambda))
+		}
+		for i, r := range b.Bounds {
+			if !(r.Lo <= r.Hi) {
+				return fmt.Errorf("hypergrad: bound %d is [%v, %v]", i, r.Lo, r.Hi)
+			}
+			v, err := graph.ToFloat64s(b.Lambda[i])
+			if err != nil {
+				return err
+			}
+			for j, x := range v {
+				if !(x >= r.Lo && x <= r.Hi) {
+					return fmt.Errorf("hypergrad: initial λ %d has %v at flat index %d, outside [%v, %v]", i, x, j, r.Lo, r.Hi)
+				}
+			}
+		}
 	}
 	for ci, c := range b.Chains {
 		if c == nil || c.Problem == nil || c.Inner == nil {
@@ -265,6 +316,7 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 	reg := Regularizer{Form: b.Form, Zeta: b.Zeta}
 	for h := 0; h < b.HyperSteps; h++ {
 		reg.Reset()
+		var guard HyperStep        // counts rejected and projected outer steps
 		acc := zerosLike(b.Lambda) // Σ_t mean_c ∇_λ ½‖a_t‖²
 		results := make([]stepResult, len(b.Chains))
 		for t := 0; t < b.InnerSteps; t++ {
@@ -295,7 +347,7 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 			if b.Form == Sum && sq > 0 {
 				// online (C.3): a step on ζ‖a_t‖, whose gradient is ζ ∇½‖a_t‖² / ‖a_t‖
 				scaleAll(step, b.Zeta/math.Sqrt(sq))
-				if err := b.outerStep(step); err != nil {
+				if err := b.outerStep(step, &guard); err != nil {
 					return history, err
 				}
 			}
@@ -317,9 +369,10 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 			addScaled(g, acc, reg.GradientScale())
 		}
 		rec.HyperNorm = norm(g)
-		if err := b.outerStep(g); err != nil {
+		if err := b.outerStep(g, &guard); err != nil {
 			return history, err
 		}
+		rec.Rejected, rec.Projected = guard.Rejected, guard.Projected
 		history = append(history, rec)
 		if b.OnHyperStep != nil {
 			if err := b.OnHyperStep(rec); err != nil {
@@ -330,12 +383,15 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 	return history, nil
 }
 
-func (b *Bilevel) outerStep(g [][]float64) error {
+// outerStep applies one guarded outer step with hypergradient g (see Bilevel), counting
+// rejections and projections in rec.
+func (b *Bilevel) outerStep(g [][]float64, rec *HyperStep) error {
 	grads := make([]G.Value, len(g))
 	for i, l := range b.Lambda {
 		for _, x := range g[i] {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("hypergrad: the hypergradient is not finite")
+				rec.Rejected++ // λ and the outer optimizer's state stay as they were
+				return nil
 			}
 		}
 		t := tensor.New(tensor.Of(l.Dtype()), tensor.WithShape(l.Shape()...))
@@ -344,13 +400,60 @@ func (b *Bilevel) outerStep(g [][]float64) error {
 		}
 		grads[i] = t
 	}
+	old, err := flatten(b.Lambda)
+	if err != nil {
+		return err
+	}
 	if err := b.Outer.Step(b.Lambda, grads); err != nil {
 		return err
+	}
+	now, err := flatten(b.Lambda)
+	if err != nil {
+		return err
+	}
+	for _, x := range now {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			rec.Rejected++
+			return graph.SetFlat(b.Lambda, old)
+		}
+	}
+	if b.Bounds != nil {
+		clipped, off := 0, 0
+		for i, l := range b.Lambda {
+			n := l.Shape().TotalSize()
+			r := b.Bounds[i]
+			for j := off; j < off+n; j++ {
+				if c := math.Min(math.Max(now[j], r.Lo), r.Hi); c != now[j] {
+					now[j] = c
+					clipped++
+				}
+			}
+			off += n
+		}
+		if clipped > 0 {
+			rec.Projected += clipped
+			if err := graph.SetFlat(b.Lambda, now); err != nil {
+				return err
+			}
+		}
 	}
 	if b.Project != nil {
 		return b.Project(b.Lambda)
 	}
 	return nil
+}
+
+// flatten concatenates the tensors' values as float64s.
+func flatten(ts []*tensor.Dense) ([]float64, error) {
+	var out []float64
+	for _, t := range ts {
+		v, err := graph.ToFloat64s(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v...)
+	}
+	return out, nil
 }
 
 func zerosLike(ts []*tensor.Dense) [][]float64 {

@@ -168,14 +168,20 @@ type observation struct {
 }
 
 // observations extracts the full-fidelity trials (the ones Best considers; lower-fidelity
-// results of another method are not comparable) in order.
+// results of another method are not comparable) in order. A Complete trial with a non-finite
+// value (which Study.Tell never makes, but a hand-built trial list might) is seen as Failed, so
+// that no GP is ever fitted to a NaN or an infinity.
 func observations(space Space, trials []Trial) []observation {
 	var obs []observation
 	for _, t := range trials {
 		if t.Fidelity < 1 || len(t.Config.Values) != len(space) {
 			continue
 		}
-		obs = append(obs, observation{u: space.ToUnit(t.Config), y: t.Value, state: t.State, key: configKey(t.Config)})
+		st := t.State
+		if st == Complete && (math.IsNaN(t.Value) || math.IsInf(t.Value, 0)) {
+			st = Failed // never hand a model a non-finite loss, whatever built the trial
+		}
+		obs = append(obs, observation{u: space.ToUnit(t.Config), y: t.Value, state: st, key: configKey(t.Config)})
 	}
 	return obs
 }

@@ -27,8 +27,10 @@ import (
 // starts fewer configurations, or, if even one configuration per rung does not fit, gives way
 // to the next cheaper bracket; every bracket ends in a full-fidelity evaluation, so any
 // budget ≥ 1 gets at least one. Failed evaluations (error or non-finite value) cost their
-// fidelity too, count as the worst losses in the model (as hpbandster does), and are never
-// promoted; budget they leave unspent passes to later brackets.
+// fidelity too, count as the worst losses in the model (as hpbandster does; the KDEs only
+// see their configurations), and are never promoted; budget they leave unspent passes to
+// later brackets. In short, failed evaluations count against the budget, as in the papers'
+// code.
 //
 // The zero value is hpbandster's defaults with SPEC B.6's fidelity range.
 type BOHB struct {

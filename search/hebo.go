@@ -19,7 +19,9 @@ import (
 //  2. The losses are power-transformed as HEBO does: Box-Cox when all are positive, else
 //     Yeo-Johnson, on y/std(y), λ by maximum likelihood, falling back to Yeo-Johnson and then
 //     to plain standardization when the transform degenerates. Failed trials are imputed with
-//     the worst finished loss, so that the model steers away from where training breaks.
+//     the worst finished loss, so that the model steers away from where training breaks;
+//     no NaN or infinity ever reaches the GP. Failed evaluations count against the budget,
+//     as in the papers' code.
 //  3. A GP (Matérn-5/2 ARD; FitGP) is fitted with a Kumaraswamy input warping on every Float
 //     and Int dimension, learned jointly with the kernel by maximum a posteriori.
 //  4. The acquisition is HEBO's MACE: the three objectives (LCB, −log EI, −log PI), minimized
@@ -74,7 +76,9 @@ func (h HEBO) Ask(rng *rand.Rand, space Space, trials []Trial) (Config, error) {
 }
 
 // Search runs batches of BatchSize suggestions until budget evaluations are spent; the last
-// batch is cut to fit. A failed evaluation counts against the budget and the search goes on.
+// batch is cut to fit. Failed evaluations count against the budget, as in the papers' code, and
+// the search goes on. Cancelling ctx stops it with ctx.Err(); trials of the batch not yet
+// evaluated stay Running.
 func (h HEBO) Search(ctx context.Context, rng *rand.Rand, space Space, obj Objective, budget int) ([]Trial, error) {
 	if err := space.Validate(); err != nil {
 		return nil, err
@@ -98,8 +102,9 @@ func (h HEBO) Search(ctx context.Context, rng *rand.Rand, space Space, obj Objec
 		}
 		for id := first; id < len(st.trials); id++ {
 			v, err := obj(ctx, st.trials[id].Config, 1)
-			if ctx.Err() != nil {
-				return st.Trials(), ctx.Err()
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				_ = st.Tell(id, math.NaN(), ctxErr) // interrupted, as in Sequential
+				return st.Trials(), ctxErr
 			}
 			if err := st.Tell(id, v, err); err != nil {
 				return st.Trials(), err

@@ -103,22 +103,59 @@ func (s *Study) Tell(id int, value float64, err error) error {
 // Trials returns a copy of every trial so far.
 func (s *Study) Trials() []Trial { return append([]Trial(nil), s.trials...) }
 
-// Best returns the complete full-fidelity (Fidelity ≥ 1) trial of least value; trials at a
-// lower fidelity are not comparable with it and are skipped.
+// Best returns the complete full-fidelity (Fidelity ≥ 1) trial of least finite value; trials
+// at a lower fidelity are not comparable with it and are skipped, and so are failed trials
+// (diverged, timed out, too big) and any trial whose value is NaN or infinite.
 func Best(trials []Trial) (Trial, error) {
 	best := -1
 	for i, t := range trials {
-		if t.State == Complete && t.Fidelity >= 1 && (best < 0 || t.Value < trials[best].Value) {
+		finite := !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0)
+		if t.State == Complete && finite && t.Fidelity >= 1 && (best < 0 || t.Value < trials[best].Value) {
 			best = i
 		}
 	}
 	if best < 0 {
+		failed := 0
+		for _, t := range trials {
+			if t.State == Failed {
+				failed++
+			}
+		}
+		if failed > 0 {
+			return Trial{}, fmt.Errorf("search: no complete full-fidelity trial (%d of %d failed; first: %s)", failed, len(trials), firstErr(trials))
+		}
 		return Trial{}, errors.New("search: no complete full-fidelity trial")
 	}
 	return trials[best], nil
 }
 
+func firstErr(trials []Trial) string {
+	for _, t := range trials {
+		if t.State == Failed {
+			return t.Err
+		}
+	}
+	return ""
+}
+
+// Failures counts the failed trials.
+func Failures(trials []Trial) int {
+	n := 0
+	for _, t := range trials {
+		if t.State == Failed {
+			n++
+		}
+	}
+	return n
+}
+
 // Sequential is the Method that runs a Sampler for budget full evaluations, one at a time.
+// Failed evaluations count against the budget, as in the papers' code: an evaluation whose
+// objective returns an error (a diverged training, a timed-out or too-big trial) or a NaN or
+// infinite value is recorded as a Failed trial with the reason in Err, and the search goes on;
+// how the sampler treats failed trials is the sampler's (see Random, TPE, TuRBO). Cancelling
+// ctx stops the search: the interrupted trial is marked Failed with ctx's error and Search
+// returns ctx.Err().
 type Sequential struct {
 	Label   string
 	Sampler Sampler
@@ -127,8 +164,8 @@ type Sequential struct {
 // Name is the method's label.
 func (m Sequential) Name() string { return m.Label }
 
-// Search asks, evaluates and tells budget times. A failed evaluation counts against the budget
-// (as the papers' code counted them) and the search goes on.
+// Search asks, evaluates and tells budget times. Failed evaluations count against the budget,
+// as in the papers' code, and the search goes on.
 func (m Sequential) Search(ctx context.Context, rng *rand.Rand, space Space, obj Objective, budget int) ([]Trial, error) {
 	if err := space.Validate(); err != nil {
 		return nil, err
@@ -158,6 +195,7 @@ func (m Sequential) Search(ctx context.Context, rng *rand.Rand, space Space, obj
 }
 
 // Random samples every dimension independently and uniformly (log-uniformly where Log is set).
+// It ignores the trials, failed ones included.
 type Random struct{}
 
 // Ask draws a uniform point of the space.

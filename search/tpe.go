@@ -31,7 +31,10 @@ import (
 // Forgetting ones get linearly ramped-down weights (Hyperopt's linear forgetting).
 //
 // Failed trials count as the worst losses, as Hyperopt gives them infinite loss: they land in
-// g(x), which steers proposals away from configurations that crash. Running trials are ignored.
+// g(x), which steers proposals away from configurations that crash (only their
+// configurations enter the Parzen estimators, never their NaN values). Running trials are
+// ignored. Run through Sequential, failed evaluations count against the budget, as in the
+// papers' code.
 // When trials of several fidelities are passed, only those at the highest fidelity among the
 // finished ones are modelled (a Study's are all at fidelity 1).
 //

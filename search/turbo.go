@@ -18,6 +18,7 @@ import (
 // non-improvements halve it; once it falls below LengthMin the run is abandoned and a new one
 // starts from a fresh Latin hypercube design, forgetting the old run's points. A failed
 // evaluation (error or non-finite loss) counts as a non-improvement and stays out of the GP.
+// Failed evaluations count against the budget, as in the papers' code.
 // As in the reference, the Thompson sample is of noisy observations (the fitted noise
 // included), so that near-ties between candidates are broken at random.
 //

@@ -16,7 +16,12 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// ErrDiverged is wrapped by the error Fit returns when a loss or gradient is NaN or infinite.
+// ErrDiverged is wrapped by the error Step and Fit return when training has diverged: the batch
+// loss is NaN or infinite, a gradient has a NaN or infinite entry (checked before the optimizer
+// step, so the parameters keep their last finite values), a parameter has a NaN or infinite
+// entry after the optimizer step (a finite gradient times a large learning rate can overflow),
+// or the loss early stopping monitors is not finite. A search records such a trial as failed
+// with the error's text, which names the quantity, the epoch and the batch.
 var ErrDiverged = errors.New("training diverged")
 
 // DecayMode says how a WeightDecay acts during training.
@@ -306,13 +311,21 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 		if grads[i], err = p.prog.Value(g); err != nil {
 			return res, err
 		}
+		if j, v := firstNonFinite(grads[i]); j >= 0 {
+			return res, fmt.Errorf("%w: the gradient of %s is %v (flat index %d)", ErrDiverged, tr.params[i].Name, v, j)
+		}
 	}
 	values := make([]*tensor.Dense, len(tr.params))
 	for i, q := range tr.params {
 		values[i] = q.Value
 	}
 	if err := opt.Step(values, grads); err != nil {
-		return res, fmt.Errorf("%w: %v", ErrDiverged, err)
+		return res, fmt.Errorf("train: optimizer step: %w", err)
+	}
+	for _, q := range tr.params {
+		if j, v := firstNonFinite(q.Value); j >= 0 {
+			return res, fmt.Errorf("%w: parameter %s is %v (flat index %d) after the optimizer step", ErrDiverged, q.Name, v, j)
+		}
 	}
 	if err := p.pass.Update(p.prog); err != nil {
 		return res, err
@@ -323,6 +336,41 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 		}
 	}
 	return res, nil
+}
+
+// firstNonFinite returns the flat index and value of v's first NaN or infinite entry, or −1.
+// Values that are neither float32 nor float64 tensors or scalars are not inspected.
+func firstNonFinite(v G.Value) (int, float64) {
+	var data any
+	switch t := v.(type) {
+	case *tensor.Dense:
+		data = t.Data()
+	default:
+		data = v.Data()
+	}
+	switch d := data.(type) {
+	case []float64:
+		for j, x := range d {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return j, x
+			}
+		}
+	case []float32:
+		for j, x := range d {
+			if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+				return j, f
+			}
+		}
+	case float64:
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			return 0, d
+		}
+	case float32:
+		if f := float64(d); math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, f
+		}
+	}
+	return -1, 0
 }
 
 // Result is a model's evaluation on a dataset.

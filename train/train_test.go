@@ -5,12 +5,15 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/losses"
 	"github.com/hyperflat/hyperflat/samplers"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -237,5 +240,67 @@ func TestFitRefusesBadData(t *testing.T) {
 	cancel()
 	if _, err := Fit(ctx, m, samplers.NewAdam(0.01), blobs(1, 5, 2, 3), nil, Config{Epochs: 1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// sqrtModel computes logits x·√W with W = 0 at the start: the loss is finite (every logit is
+// 0) but ∂/∂W = x/(2√W) is infinite.
+type sqrtModel struct {
+	net *layers.Net
+	w   *layers.Param
+}
+
+func (m *sqrtModel) Net() *layers.Net { return m.net }
+func (m *sqrtModel) Logits(x *G.Node, _ *layers.Pass) (*G.Node, error) {
+	r, err := graph.Sqrt(m.w.Node)
+	if err != nil {
+		return nil, err
+	}
+	return graph.MatMul(x, r)
+}
+
+// blowUp is an optimizer that writes +Inf into the first parameter, standing in for a finite
+// gradient step that overflows.
+type blowUp struct{}
+
+func (blowUp) Step(params []*tensor.Dense, _ []G.Value) error {
+	params[0].Data().([]float64)[0] = math.Inf(1)
+	return nil
+}
+
+// refuse is an optimizer that fails for a reason other than divergence.
+type refuse struct{}
+
+func (refuse) Step([]*tensor.Dense, []G.Value) error { return errors.New("bad settings") }
+
+func TestDivergenceDetectsGradientsAndParameters(t *testing.T) {
+	tr := blobs(6, 10, 2, 3)
+	net, err := layers.NewNet(tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := net.Param("w", []int{3, 2}, layers.Zeros)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := &sqrtModel{net: net, w: w}
+	_, err = Fit(context.Background(), sm, samplers.NewAdam(0.01), tr, nil, Config{Epochs: 1, BatchSize: 10})
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "gradient of w") {
+		t.Errorf("infinite gradient: err = %v; want ErrDiverged naming the gradient of w", err)
+	}
+	if v := w.Value.Data().([]float64); v[0] != 0 {
+		t.Errorf("the parameter moved to %v on a non-finite gradient", v[0])
+	}
+
+	m := newMLP(t, tensor.Float64, 1, 3, 2)
+	_, err = Fit(context.Background(), m, blowUp{}, tr, nil, Config{Epochs: 1, BatchSize: 10})
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "after the optimizer step") {
+		t.Errorf("infinite parameter: err = %v; want ErrDiverged naming the parameter", err)
+	}
+
+	m = newMLP(t, tensor.Float64, 1, 3, 2)
+	_, err = Fit(context.Background(), m, refuse{}, tr, nil, Config{Epochs: 1, BatchSize: 10})
+	if err == nil || errors.Is(err, ErrDiverged) {
+		t.Errorf("optimizer error: err = %v; want an error that is not ErrDiverged", err)
 	}
 }
