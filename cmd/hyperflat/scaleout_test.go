@@ -203,3 +203,39 @@ func TestWorkersShareARun(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptStopsCleanly sends Ctrl-C (SIGINT) to a run: it must stop promptly with exit
+// status 1 and a message, keep its finished cells, hand back the cell in flight (no cell
+// left running), and print no panic.
+func TestInterruptStopsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the CLI in subprocesses")
+	}
+	dir := t.TempDir()
+	var o, e bytes.Buffer
+	p := cli(t, &o, &e, append(append([]string{"run"}, smallRun...), "--out", dir)...)
+	dsn := filepath.Join(dir, "hyperflat.db")
+	time.Sleep(1200 * time.Millisecond)
+	waitForClaim(t, dsn, "", 20*time.Second)
+	if err := p.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := p.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("interrupted run: %v, want exit status 1; stderr %s", err, e.String())
+	}
+	if !strings.Contains(e.String(), "interrupted") || !strings.Contains(e.String(), "--resume") || strings.Contains(e.String(), "goroutine") {
+		t.Errorf("stderr %q", e.String())
+	}
+	t.Logf("stopped %v after the signal", time.Since(start).Round(time.Millisecond))
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background())
+	if err != nil || len(runs) != 1 || runs[0].Running != 0 || runs[0].Done == runs[0].Cells {
+		t.Fatalf("after Ctrl-C: %+v %v; want cells kept, none running, not finished", runs, err)
+	}
+}
