@@ -8,3 +8,7 @@ const BLAS = "gonum"
 
 // gemmThreadsItself: gonum's pure-Go gemm already splits large products across goroutines.
 const gemmThreadsItself = true
+
+// blasIsFast: gonum's float32 kernels are scalar, so float32 products always use this
+// package's kernels where the CPU has them.
+const blasIsFast = false

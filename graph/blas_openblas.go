@@ -35,3 +35,5 @@ const BLAS = "openblas"
 
 // gemmThreadsItself is false: OpenBLAS is single-threaded here and gemm splits products.
 const gemmThreadsItself = false
+
+const blasIsFast = true

@@ -154,12 +154,13 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 					acc = parts[(c-1)*nw:][:nw]
 				}
 				for n := c * w.N / chunks; n < (c+1)*w.N/chunks; n++ {
-					im2colImage(one, a[n*chw:][:chw], cols)
+					// windows as rows (OH·OW × C·KH·KW), so that the product reads B untransposed
+					im2rowImage(one, a[n*chw:][:chw], cols)
 					beta := T(1)
 					if n == c*w.N/chunks {
 						beta = 0
 					}
-					gemmSerial(false, true, F, ckk, ohw, b[n*F*ohw:][:F*ohw], cols, beta, acc)
+					gemmSerial(false, false, F, ckk, ohw, b[n*F*ohw:][:F*ohw], cols, beta, acc)
 				}
 			}
 			putWorkspace(cw)
@@ -278,6 +279,36 @@ func col2imImage[T Float](w window, cols, img []T) {
 							iw += w.SW
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// im2rowImage lays out the windows of one C×H×W image (w.N is ignored) as the rows of an
+// OH·OW × C·KH·KW matrix, the transpose of im2colImage's; padding reads as zero.
+func im2rowImage[T Float](w window, img, rows []T) {
+	ckk := w.C * w.KH * w.KW
+	for oh := 0; oh < w.OH; oh++ {
+		for ow := 0; ow < w.OW; ow++ {
+			row := rows[(oh*w.OW+ow)*ckk:][:ckk]
+			ih0, iw0 := oh*w.SH-w.PH, ow*w.SW-w.PW
+			kwLo, kwHi := max(0, -iw0), min(w.KW, w.W-iw0)
+			kwHi = max(kwHi, kwLo)
+			j := 0
+			for c := 0; c < w.C; c++ {
+				plane := img[c*w.H*w.W:][:w.H*w.W]
+				for kh := 0; kh < w.KH; kh++ {
+					seg := row[j:][:w.KW]
+					j += w.KW
+					ih := ih0 + kh
+					if ih < 0 || ih >= w.H {
+						clear0(seg)
+						continue
+					}
+					clear0(seg[:kwLo])
+					copy(seg[kwLo:kwHi], plane[ih*w.W+iw0+kwLo:])
+					clear0(seg[kwHi:])
 				}
 			}
 		}

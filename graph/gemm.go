@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"os"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -82,18 +84,34 @@ func gemmSerial[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 // gemmLD is one BLAS call with explicit leading dimensions. The slices may be longer than the
 // operands; they are trimmed to what BLAS checks.
 func gemmLD[T Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	tA, tB := blas.NoTrans, blas.NoTrans
 	ar, ac := m, k
 	if ta {
-		tA, ar, ac = blas.Trans, k, m
+		ar, ac = k, m
 	}
 	br, bc := k, n
 	if tb {
-		tB, br, bc = blas.Trans, n, k
+		br, bc = n, k
 	}
 	a = a[:lda*(ar-1)+ac]
 	b = b[:ldb*(br-1)+bc]
 	c = c[:ldc*(m-1)+n]
+	if c32, ok := any(c).([]float32); ok && useSgemmKernels(tb, m, n, k) {
+		if sgemm(ta, tb, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c32, ldc) {
+			return
+		}
+	}
+	gemmBLAS(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmBLAS is one call of the BLAS in use.
+func gemmBLAS[T Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	tA, tB := blas.NoTrans, blas.NoTrans
+	if ta {
+		tA = blas.Trans
+	}
+	if tb {
+		tB = blas.Trans
+	}
 	switch c := any(c).(type) {
 	case []float64:
 		blas64.Implementation().Dgemm(tA, tB, m, n, k, 1, any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), c, ldc)
@@ -101,3 +119,25 @@ func gemmLD[T Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, b
 		blas32.Implementation().Sgemm(tA, tB, m, n, k, 1, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c, ldc)
 	}
 }
+
+// useSgemmKernels says whether a float32 product goes to this package's kernels rather than
+// the BLAS: always in the pure-Go build (gonum's float32 kernels are scalar), and under
+// OpenBLAS for the products its packing overhead dominates (HYPERFLAT_SGEMM=blas or =kernels
+// forces one side, for comparisons).
+func useSgemmKernels(tb bool, m, n, k int) bool {
+	switch sgemmMode {
+	case "blas":
+		return false
+	case "kernels":
+		return true
+	}
+	return !blasIsFast || sgemmBeatsBLAS(tb, m, n, k)
+}
+
+var sgemmMode = os.Getenv("HYPERFLAT_SGEMM")
+
+// sgemmBeatsBLAS is where this package's kernels beat single-threaded OpenBLAS 0.3.21 on this
+// project's machines (TestSgemmSpeed): short inner dimensions, which OpenBLAS's packing makes
+// slow, and untransposed B at least one kernel block (24 columns) wide. OpenBLAS keeps narrow
+// outputs (10 logits) and transposed B with a long inner dimension.
+func sgemmBeatsBLAS(tb bool, m, n, k int) bool { return k <= 32 || (!tb && n >= 24) }

@@ -1,0 +1,158 @@
+// Package sgemm holds hyperflat's float32 matrix-product kernels in AVX2/FMA assembly (in a
+// package of its own: a package that uses cgo, as graph does under the openblas tag, cannot
+// contain assembly).
+package sgemm
+
+import (
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Float32 matrix products of the sizes models here are made of (a few hundred rows and
+// columns, often one tiny dimension: 9 filter taps, 10 logits) spend most of a BLAS call on
+// packing and dispatch. sgemm computes them with register-blocked AVX2/FMA kernels
+// (sgemm_amd64.s) that read A and B in place: twelve 8-lane accumulators hold a 4×24 block of
+// C, each step loading three vectors of a row of B and broadcasting four elements of A. B is
+// walked in 256-row panels so that a 256×24 strip stays in the L1 cache while every row block
+// of A passes over it.
+
+//go:noescape
+func Kern4x24(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+
+//go:noescape
+func Kern4x8(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+
+//go:noescape
+func Kern1x8(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
+
+// Available reports whether the CPU has the kernels' instructions (AVX2 and FMA).
+var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// kc is the depth of the panels of B.
+const kc = 256
+
+// Gemm sets c = op(a)·op(b) + beta·c (row-major, leading dimensions lda, ldb, ldc) and
+// reports true, or reports false when the CPU lacks AVX2 and FMA.
+func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	if !Available {
+		return false
+	}
+	if m == 0 || n == 0 {
+		return true
+	}
+	if beta != 0 && beta != 1 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc:][:n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		beta = 1
+	}
+	if k == 0 {
+		if beta == 0 {
+			for i := 0; i < m; i++ {
+				clear(c[i*ldc:][:n])
+			}
+		}
+		return true
+	}
+	var ws *[]float32
+	if tb { // B is stored n×k: lay out its transpose k×n
+		ws = getBuf(k * n)
+		bt := *ws
+		for j := 0; j < n; j++ {
+			row := b[j*ldb:][:k]
+			for p, e := range row {
+				bt[p*n+j] = e
+			}
+		}
+		b, ldb = bt, n
+	}
+	// A element (i, p): a[i·ars + p·acs]
+	ars, acs := lda, 1
+	if ta {
+		ars, acs = 1, lda
+	}
+	const f = 4 // bytes per element
+	n24, n8 := n-n%24, n-n%8
+	m4 := m - m%4
+	for p0 := 0; p0 < k; p0 += kc {
+		kb := min(kc, k-p0)
+		acc := 0
+		if p0 > 0 || beta == 1 {
+			acc = 1
+		}
+		ap := func(i int) unsafe.Pointer { return unsafe.Pointer(&a[i*ars+p0*acs]) }
+		for j0 := 0; j0 < n8; {
+			w := 24
+			if j0 >= n24 {
+				w = 8
+			}
+			bp := unsafe.Pointer(&b[p0*ldb+j0])
+			for i0 := 0; i0 < m4; i0 += 4 {
+				cp := unsafe.Pointer(&c[i0*ldc+j0])
+				if w == 24 {
+					Kern4x24(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
+				} else {
+					Kern4x8(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
+				}
+			}
+			for i := m4; i < m; i++ {
+				for jj := 0; jj < w; jj += 8 {
+					Kern1x8(kb, ap(i), acs*f, unsafe.Pointer(&b[p0*ldb+j0+jj]), ldb*f, unsafe.Pointer(&c[i*ldc+j0+jj]), acc)
+				}
+			}
+			j0 += w
+		}
+		if n8 < n { // the last n mod 8 columns: through a zero-padded copy of B and a C tile
+			tw := n - n8
+			tb := getBuf(kb*8 + 32)
+			bt, tile := (*tb)[:kb*8], (*tb)[kb*8:]
+			for p := 0; p < kb; p++ {
+				row := bt[p*8 : p*8+8]
+				copy(row, b[(p0+p)*ldb+n8:][:tw])
+				clear(row[tw:])
+			}
+			flush := func(i0, rows int) {
+				for r := 0; r < rows; r++ {
+					dst := c[(i0+r)*ldc+n8:][:tw]
+					src := tile[r*8:][:tw]
+					if acc != 0 {
+						for j := range dst {
+							dst[j] += src[j]
+						}
+					} else {
+						copy(dst, src)
+					}
+				}
+			}
+			for i0 := 0; i0 < m4; i0 += 4 {
+				Kern4x8(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&bt[0]), 8*f, unsafe.Pointer(&tile[0]), 8*f, 0)
+				flush(i0, 4)
+			}
+			for i := m4; i < m; i++ {
+				Kern1x8(kb, ap(i), acs*f, unsafe.Pointer(&bt[0]), 8*f, unsafe.Pointer(&tile[0]), 0)
+				flush(i, 1)
+			}
+			bufs.Put(tb)
+		}
+	}
+	if ws != nil {
+		bufs.Put(ws)
+	}
+	return true
+}
+
+var bufs sync.Pool
+
+func getBuf(n int) *[]float32 {
+	if b, ok := bufs.Get().(*[]float32); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]float32, n)
+	return &b
+}

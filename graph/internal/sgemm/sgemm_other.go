@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package sgemm
+
+// Available is false: the kernels are amd64 assembly.
+const Available = false
+
+// Gemm reports false: there are no kernels on this architecture.
+func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	return false
+}

@@ -1,0 +1,143 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestSgemmKernels compares the AVX2 kernels with a plain triple loop on awkward shapes,
+// transposes, leading dimensions and betas.
+func TestSgemmKernels(t *testing.T) {
+	if !haveSgemmKernels {
+		t.Skip("no AVX2/FMA")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	shapes := [][3]int{{1, 1, 1}, {4, 24, 1}, {5, 25, 3}, {3, 7, 9}, {16, 784, 9}, {32, 196, 144}, {144, 196, 32}, {128, 10, 256}, {7, 33, 300}, {9, 50, 513}, {64, 1, 17}, {1, 100, 2}}
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, beta := range []float32{0, 1, 0.5} {
+					pad := 3
+					lda, ldb := k+pad, n+pad
+					if ta {
+						lda = m + pad
+					}
+					if tb {
+						ldb = k + pad
+					}
+					ar, br := m, k
+					if ta {
+						ar = k
+					}
+					if tb {
+						br = n
+					}
+					a := make([]float32, ar*lda)
+					b := make([]float32, br*ldb)
+					ldc := n + 2
+					c := make([]float32, m*ldc)
+					for i := range a {
+						a[i] = float32(rng.NormFloat64())
+					}
+					for i := range b {
+						b[i] = float32(rng.NormFloat64())
+					}
+					for i := range c {
+						c[i] = float32(rng.NormFloat64())
+					}
+					want := make([]float64, len(c))
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							s := 0.0
+							for p := 0; p < k; p++ {
+								var av, bv float32
+								if ta {
+									av = a[p*lda+i]
+								} else {
+									av = a[i*lda+p]
+								}
+								if tb {
+									bv = b[j*ldb+p]
+								} else {
+									bv = b[p*ldb+j]
+								}
+								s += float64(av) * float64(bv)
+							}
+							want[i*ldc+j] = s + float64(beta)*float64(c[i*ldc+j])
+						}
+						for j := n; j < ldc; j++ {
+							want[i*ldc+j] = float64(c[i*ldc+j])
+						}
+					}
+					sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+					for i := range c {
+						if d := math.Abs(float64(c[i]) - want[i]); d > 1e-4*(1+math.Sqrt(float64(k))) {
+							t.Fatalf("m%d n%d k%d ta %v tb %v beta %v: element %d = %v, want %v", m, n, k, ta, tb, beta, i, c[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmSpeed prints, for the products of the benchmark models, the best-of-rounds speed of
+// the kernels here and of the BLAS in use (SGEMM_SPEED=1 to run).
+func TestSgemmSpeed(t *testing.T) {
+	if os.Getenv("SGEMM_SPEED") == "" {
+		t.Skip("set SGEMM_SPEED=1")
+	}
+	type shape struct {
+		name    string
+		ta, tb  bool
+		m, n, k int
+	}
+	shapes := []shape{
+		{"mlp fwd1", false, false, 128, 256, 784}, {"mlp dW1", true, false, 784, 256, 128},
+		{"mlp fwd2", false, false, 128, 256, 256}, {"mlp dW2", true, false, 256, 256, 128}, {"mlp dX2", false, true, 128, 256, 256},
+		{"mlp fwd3", false, false, 128, 10, 256}, {"mlp dW3", true, false, 256, 10, 128}, {"mlp dX3", false, true, 128, 256, 10},
+		{"conv1 fwd", false, false, 16, 784, 9}, {"conv1 dW", false, true, 16, 9, 784},
+		{"conv2 fwd", false, false, 32, 196, 144}, {"conv2 dX", true, false, 144, 196, 32}, {"conv2 dW", false, true, 32, 144, 196},
+		{"dense fwd", false, false, 64, 10, 1568}, {"dense dW", true, false, 1568, 10, 64}, {"dense dX", false, true, 64, 1568, 10},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, s := range shapes {
+		a := make([]float32, s.m*s.k)
+		b := make([]float32, s.k*s.n)
+		c := make([]float32, s.m*s.n)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(rng.NormFloat64())
+		}
+		lda, ldb := s.k, s.n
+		if s.ta {
+			lda = s.m
+		}
+		if s.tb {
+			ldb = s.k
+		}
+		flops := 2 * float64(s.m*s.n*s.k)
+		reps := max(1, int(2e8/flops))
+		best := [2]float64{math.Inf(1), math.Inf(1)}
+		for r := 0; r < 7; r++ {
+			for path := 0; path < 2; path++ {
+				t0 := time.Now()
+				for i := 0; i < reps; i++ {
+					if path == 0 {
+						sgemm(s.ta, s.tb, s.m, s.n, s.k, a, lda, b, ldb, 0, c, s.n)
+					} else {
+						gemmBLAS(s.ta, s.tb, s.m, s.n, s.k, a, lda, b, ldb, 0, c, s.n)
+					}
+				}
+				best[path] = min(best[path], time.Since(t0).Seconds()/float64(reps))
+			}
+		}
+		t.Logf("%-10s %4d×%4d×%4d  kernels %6.1f GFLOP/s  %s %6.1f GFLOP/s", s.name, s.m, s.n, s.k, flops/best[0]/1e9, BLAS, flops/best[1]/1e9)
+	}
+}
