@@ -138,6 +138,8 @@ func ahscPaperValue(p *ahscProblem, method string) float64 {
 // ahscSettings are the sizes of a preset.
 type ahscSettings struct {
 	fixed               *search.Config // the "fixed" method's one configuration (hyperflat trial)
+	maxMem              int64          // --max-mem: bytes a configuration's training may hold (0: no limit)
+	trialTimeout        time.Duration  // --trial-timeout (0: none)
 	repeats             int
 	budget, bayesBudget int // evaluations of the black-box methods (OpenML and images; Bayesmark)
 	n1, n2              int
@@ -164,6 +166,7 @@ func ahscPreset(preset string) ahscSettings {
 // ahscSettingsFor applies the options' overrides to the preset.
 func ahscSettingsFor(opt Options) (ahscSettings, error) {
 	s := ahscPreset(opt.Preset)
+	s.maxMem, s.trialTimeout = opt.MaxMem, opt.TrialTimeout
 	if opt.Repeats > 0 {
 		s.repeats = opt.Repeats
 	}
@@ -316,13 +319,15 @@ func ahscRunOne(ctx context.Context, p *ahscProblem, sp *ahscSplit, s ahscSettin
 	task := &convexity.Task{
 		Space: p.space, Build: p.build(sp.train), Train: sp.train, Val: sp.val,
 		Loss: p.loss, Metric: p.metric, Epochs: p.epochs, Seed: seed,
-		Early: &train.EarlyStopping{Monitor: "val_loss", Patience: s.patience, MinDelta: s.minDelta},
+		Early:    &train.EarlyStopping{Monitor: "val_loss", Patience: s.patience, MinDelta: s.minDelta},
+		MaxBytes: s.maxMem, Estimate: p.estimate(sp.train), TrialTimeout: s.trialTimeout,
 	}
 	var folds []*convexity.Task
 	for _, f := range sp.folds {
 		folds = append(folds, &convexity.Task{
 			Space: p.space, Build: p.build(f.train), Train: f.train, Val: f.early,
 			Loss: p.loss, Metric: p.metric, Epochs: p.epochs, Seed: seed, Early: task.Early,
+			MaxBytes: s.maxMem, Estimate: p.estimate(f.train), TrialTimeout: s.trialTimeout,
 		})
 	}
 	var mu sync.Mutex

@@ -82,6 +82,8 @@ type ahscProblem struct {
 	// split returns the data of a repeat; image datasets use one split for every repeat.
 	split func(repeat int) (*ahscSplit, error)
 	build func(train *datasets.Dataset) func(cfg search.Config, seed uint64) (*convexity.Candidate, error)
+	// estimate is what a configuration's training on train holds, in bytes, without building it.
+	estimate func(train *datasets.Dataset) func(cfg search.Config) (int64, error)
 	// evalBatch is the batch size for evaluation (0: all rows at once).
 	evalBatch int
 	// describe says how the data were split and encoded.
@@ -168,6 +170,9 @@ func ahscTabular(opt Options, s ahscSettings, name string, full *datasets.Datase
 	case ahscBayesmark:
 		p.metric, p.label, p.space, p.budget = convexity.Accuracy, "score", ahscBayesmarkSpace(), s.bayesBudget
 		p.build = ahscBayesmarkBuild(len(full.Classes))
+		p.estimate = ahscMLPEstimate(len(full.Classes), func(cfg search.Config) ([]int, int) {
+			return []int{cfg.Int("hidden_layer_sizes")}, cfg.Int("batch_size")
+		})
 		p.describe = fmt.Sprintf("stratified 80/20 train/test per repeat (Bayesmark's); the objective is %d-fold stratified CV on the 80%%, "+
 			"each fit early-stopped on 10%% of its training part (scikit-learn's validation_fraction), the selected configuration refitted on the 80%% "+
 			"(90/10 for early stopping) and scored on the 20%%; standardized with the 80%%'s statistics", s.folds)
@@ -178,6 +183,13 @@ func ahscTabular(opt Options, s ahscSettings, name string, full *datasets.Datase
 		}
 		p.space = ahscOpenMLSpace(s.maxLog2Width)
 		p.build = ahscOpenMLBuild(len(full.Classes))
+		p.estimate = ahscMLPEstimate(len(full.Classes), func(cfg search.Config) ([]int, int) {
+			hidden := make([]int, cfg.Int("depth"))
+			for i := range hidden {
+				hidden[i] = 1 << cfg.Int("log2_width")
+			}
+			return hidden, 1 << cfg.Int("log2_batch_size")
+		})
 		p.describe = fmt.Sprintf("stratified %.0f/%.0f/%.0f train/validation/test per repeat; nominal columns one-hot, numeric ones standardized with training statistics (missing → 0), rows scaled to unit L2 norm", 100*fTrain, 100*fVal, 100*fTest)
 	}
 	if s.tabRows > 0 && full.N > s.tabRows {
@@ -356,18 +368,29 @@ func ahscImageProblem(ctx context.Context, opt Options, s ahscSettings, name str
 	} else {
 		p.space = ahscMNISTSpace()
 	}
+	convNet := func(cfg search.Config) layers.ConvNetConfig {
+		cc := layers.ConvNetConfig{Filters: cfg.Int("filters"), Kernel: cfg.Int("kernel"),
+			Padding: layers.Padding(cfg.Choice("padding")), Blocks: cfg.Int("blocks"),
+			InChannels: shape[0], Height: shape[1], Width: shape[2], Classes: len(full.Classes)}
+		if name == "svhn" {
+			cc.Dropout, cc.FinalDropout, cc.Units = cfg.Float("dropout"), cfg.Float("final_dropout"), 1<<cfg.Int("log2_units")
+		}
+		return cc
+	}
+	p.estimate = func(*datasets.Dataset) func(search.Config) (int64, error) {
+		return func(cfg search.Config) (int64, error) {
+			return layers.EstimateConvNetBytes(convNet(cfg), name == "svhn", 64, tensor.Float32), nil
+		}
+	}
 	p.build = func(*datasets.Dataset) func(search.Config, uint64) (*convexity.Candidate, error) {
 		return func(cfg search.Config, seed uint64) (*convexity.Candidate, error) {
 			net, err := layers.NewNet(tensor.Float32, seed)
 			if err != nil {
 				return nil, err
 			}
-			cc := layers.ConvNetConfig{Filters: cfg.Int("filters"), Kernel: cfg.Int("kernel"),
-				Padding: layers.Padding(cfg.Choice("padding")), Blocks: cfg.Int("blocks"),
-				InChannels: shape[0], Height: shape[1], Width: shape[2], Classes: len(full.Classes)}
+			cc := convNet(cfg)
 			var m *layers.Classifier
 			if name == "svhn" {
-				cc.Dropout, cc.FinalDropout, cc.Units = cfg.Float("dropout"), cfg.Float("final_dropout"), 1<<cfg.Int("log2_units")
 				m, err = layers.NewSVHNConvNet(net, cc)
 			} else {
 				m, err = layers.NewMNISTConvNet(net, cc)
@@ -379,6 +402,21 @@ func ahscImageProblem(ctx context.Context, opt Options, s ahscSettings, name str
 		}
 	}
 	return p, nil
+}
+
+// ahscMLPEstimate estimates an MLP configuration's training memory from its hidden widths and
+// batch size (clipped to the training set, as the builders do).
+func ahscMLPEstimate(classes int, arch func(search.Config) ([]int, int)) func(*datasets.Dataset) func(search.Config) (int64, error) {
+	return func(train *datasets.Dataset) func(search.Config) (int64, error) {
+		out := classes
+		if classes == 2 {
+			out = 1
+		}
+		return func(cfg search.Config) (int64, error) {
+			hidden, batch := arch(cfg)
+			return layers.EstimateMLPBytes(train.D, hidden, out, min(batch, train.N), tensor.Float64), nil
+		}
+	}
 }
 
 // ahscKerasAdam is Keras's default Adam (ε = 1e-7).

@@ -226,3 +226,37 @@ func TestAHSCBayesmarkScore(t *testing.T) {
 		t.Errorf("random's score %v, want %v", runs[0].value, want)
 	}
 }
+
+// TestAHSCMemoryBudgetFailsTrialsWithTheReason runs random search and AHSC on iris under a
+// memory budget that about half the configurations exceed: those trials (and screenings) are
+// refused before their model is built, listed in the failures table with the estimate, and
+// the search still returns a finite configuration that fits.
+func TestAHSCMemoryBudgetFailsTrialsWithTheReason(t *testing.T) {
+	e, _ := Lookup("ahsc")
+	opt := Options{Preset: Quick, Seed: 5, Repeats: 1, Workers: 2, MaxMem: 300 << 10,
+		Params: map[string]string{"dataset": "iris", "methods": "random,ahsc"}}
+	res, err := e.Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Table("failures")
+	if f == nil || len(f.Rows) == 0 {
+		t.Fatal("no failures table: the budget should refuse some configurations")
+	}
+	for _, row := range f.Rows {
+		if reason := row[5].(string); !strings.Contains(reason, "--max-mem") || !strings.Contains(reason, "KiB") {
+			t.Errorf("failure reason %q should name the limit and the estimate", reason)
+		}
+	}
+	runs := res.Table("runs")
+	for _, row := range runs.Rows {
+		method, value, failed, evals := row[2], row[4].(float64), row[10].(int), row[9].(int)
+		if math.IsNaN(value) {
+			t.Errorf("%v selected nothing: %v", method, row[15])
+		}
+		if method == "random" && (failed == 0 || failed == evals) {
+			t.Errorf("random: %d of %d evaluations failed; want some, not all", failed, evals)
+		}
+	}
+	t.Logf("%d failures, e.g. %v", len(f.Rows), f.Rows[0])
+}
