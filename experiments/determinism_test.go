@@ -93,6 +93,16 @@ func TestDeterminismAudit(t *testing.T) {
 			if one.Table("summary") == nil || len(one.Table("summary").Rows) == 0 {
 				t.Error("empty summary")
 			}
+			// The stored result draws its figures without the run's internals.
+			paths, err := Plots(status.Result, t.TempDir())
+			if err != nil || len(paths) == 0 {
+				t.Errorf("figures of the stored result: %v, %v", paths, err)
+			}
+			for _, p := range paths {
+				if fi, err := os.Stat(p); err != nil || fi.Size() < 1000 {
+					t.Errorf("figure %s: %v", p, err)
+				}
+			}
 		})
 	}
 }

@@ -542,7 +542,15 @@ func planWeightDecay(ctx context.Context, opt Options) (*Plan, error) {
 	}
 	p.Run = func(ctx context.Context, i, _ int) (CellResult, error) {
 		j := jobs[i]
+		if opt.TrialTimeout > 0 { // one optimization is this experiment's trial
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, opt.TrialTimeout)
+			defer cancel()
+		}
 		r, err := runWeightDecayOnce(ctx, model, d, s, j.rep, zetas[j.zi], opt.Seed)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("timed out after %v (--trial-timeout): %w", opt.TrialTimeout, err)
+		}
 		if err != nil {
 			return CellResult{}, fmt.Errorf("replicate %d, ζ %g: %w", j.rep, zetas[j.zi], err)
 		}
