@@ -69,10 +69,9 @@ func broadcastStrides(keep, out tensor.Shape) []int {
 // bases[k] its starting offset; fn receives each operand's offset at the start of the row and
 // the row's length (the operand's stride along the row is strides[k][len(shape)-1]).
 func walk(shape tensor.Shape, strides [][]int, bases []int, fn func(offs []int, n int)) {
-	offs := append([]int(nil), bases...)
 	nd := len(shape)
 	if nd == 0 {
-		fn(offs, 1)
+		fn(append([]int(nil), bases...), 1)
 		return
 	}
 	for _, d := range shape {
@@ -80,6 +79,69 @@ func walk(shape tensor.Shape, strides [][]int, bases []int, fn func(offs []int, 
 			return
 		}
 	}
+	if nd > 8 || len(strides) > 4 {
+		walkSlow(shape, strides, bases, fn)
+		return
+	}
+	// coalesce: merge adjacent dims that every stride set walks contiguously (stride[d] =
+	// stride[d+1]·shape[d+1]), so that fn sees fewer, longer rows (a per-channel bias over
+	// N×C×H×W walks rows of H·W, not of W); the innermost strides are unchanged. Built
+	// innermost first in fixed arrays, so that walking allocates only offs.
+	ns := len(strides)
+	var sh [8]int
+	var st [4][8]int
+	m := 1
+	sh[0] = shape[nd-1]
+	for k := 0; k < ns; k++ {
+		st[k][0] = strides[k][nd-1]
+	}
+	for d := nd - 2; d >= 0; d-- {
+		merge := true
+		for k := 0; k < ns; k++ {
+			if strides[k][d] != st[k][m-1]*sh[m-1] {
+				merge = false
+				break
+			}
+		}
+		if merge {
+			sh[m-1] *= shape[d]
+			continue
+		}
+		sh[m] = shape[d]
+		for k := 0; k < ns; k++ {
+			st[k][m] = strides[k][d]
+		}
+		m++
+	}
+	offs := append([]int(nil), bases...)
+	var idx [8]int
+	n := sh[0]
+	for {
+		fn(offs, n)
+		d := 1
+		for ; d < m; d++ {
+			idx[d]++
+			for k := 0; k < ns; k++ {
+				offs[k] += st[k][d]
+			}
+			if idx[d] < sh[d] {
+				break
+			}
+			for k := 0; k < ns; k++ {
+				offs[k] -= st[k][d] * sh[d]
+			}
+			idx[d] = 0
+		}
+		if d >= m {
+			return
+		}
+	}
+}
+
+// walkSlow is walk without coalescing, for more than 8 dims or 4 stride sets.
+func walkSlow(shape tensor.Shape, strides [][]int, bases []int, fn func(offs []int, n int)) {
+	offs := append([]int(nil), bases...)
+	nd := len(shape)
 	n := shape[nd-1]
 	idx := make([]int, nd)
 	for {

@@ -121,7 +121,7 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 			cols := *ws
 			for n := lo; n < hi; n++ {
 				im2colImage(one, a[n*chw:][:chw], cols)
-				gemmSerial(false, false, F, ohw, ckk, b, cols, 0, y[n*F*ohw:][:F*ohw])
+				gemmKernels(false, false, F, ohw, ckk, b, cols, 0, y[n*F*ohw:][:F*ohw])
 			}
 			putWorkspace(ws)
 		})
@@ -130,44 +130,46 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 			ws := getWorkspace[T](ckk * ohw)
 			cols := *ws
 			for n := lo; n < hi; n++ {
-				gemmSerial(true, false, ckk, ohw, F, b, a[n*F*ohw:][:F*ohw], 0, cols)
+				gemmKernels(true, false, ckk, ohw, F, b, a[n*F*ohw:][:F*ohw], 0, cols)
 				img := y[n*chw:][:chw]
 				clear0(img)
 				col2imImage(one, cols, img)
 			}
 			putWorkspace(ws)
 		})
-	case convBackW: // dw = Σ_n g[n]·cols(x[n])ᵀ: partial sums over fixed chunks of images, added in order
+	case convBackW: // dwᵀ = Σ_n cols(x[n])·g[n]ᵀ: partial sums over fixed chunks of images, added in order
 		chunks := min(w.N, convChunks)
 		if chunks == 0 {
 			clear0(y)
 			break
 		}
-		ws := getWorkspace[T]((chunks - 1) * nw)
+		ws := getWorkspace[T](chunks * nw)
 		parts := *ws
 		parallelFor(chunks, 1, func(lo, hi int) {
 			cw := getWorkspace[T](ckk * ohw)
 			cols := *cw
 			for c := lo; c < hi; c++ {
-				acc := y
-				if c > 0 {
-					acc = parts[(c-1)*nw:][:nw]
-				}
+				acc := parts[c*nw:][:nw] // C·KH·KW × F
 				for n := c * w.N / chunks; n < (c+1)*w.N/chunks; n++ {
-					// windows as rows (OH·OW × C·KH·KW), so that the product reads B untransposed
-					im2rowImage(one, a[n*chw:][:chw], cols)
+					im2colImage(one, a[n*chw:][:chw], cols)
 					beta := T(1)
 					if n == c*w.N/chunks {
 						beta = 0
 					}
-					gemmSerial(false, false, F, ckk, ohw, b[n*F*ohw:][:F*ohw], cols, beta, acc)
+					gemmKernels(false, true, ckk, F, ohw, cols, b[n*F*ohw:][:F*ohw], beta, acc)
 				}
 			}
 			putWorkspace(cw)
 		})
 		for c := 1; c < chunks; c++ {
-			for i, e := range parts[(c-1)*nw:][:nw] {
-				y[i] += e
+			for i, e := range parts[c*nw:][:nw] {
+				parts[i] += e
+			}
+		}
+		for f := 0; f < F; f++ { // dw = (dwᵀ)ᵀ
+			row := y[f*ckk:][:ckk]
+			for j := range row {
+				row[j] = parts[j*F+f]
 			}
 		}
 		putWorkspace(ws)
@@ -215,6 +217,10 @@ func (op *convOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error
 // C·KH·KW × OH·OW matrix; padding reads as zero.
 func im2colImage[T Float](w window, img, cols []T) {
 	np := w.OH * w.OW
+	if w.SH == 1 && w.SW == 1 && w.OW == w.W && w.OH <= w.H+w.PH {
+		im2colSame(w, img, cols)
+		return
+	}
 	for c := 0; c < w.C; c++ {
 		plane := img[c*w.H*w.W:][:w.H*w.W]
 		for kh := 0; kh < w.KH; kh++ {
@@ -285,30 +291,64 @@ func col2imImage[T Float](w window, cols, img []T) {
 	}
 }
 
-// im2rowImage lays out the windows of one C×H×W image (w.N is ignored) as the rows of an
-// OH·OW × C·KH·KW matrix, the transpose of im2colImage's; padding reads as zero.
-func im2rowImage[T Float](w window, img, rows []T) {
-	ckk := w.C * w.KH * w.KW
-	for oh := 0; oh < w.OH; oh++ {
-		for ow := 0; ow < w.OW; ow++ {
-			row := rows[(oh*w.OW+ow)*ckk:][:ckk]
-			ih0, iw0 := oh*w.SH-w.PH, ow*w.SW-w.PW
-			kwLo, kwHi := max(0, -iw0), min(w.KW, w.W-iw0)
-			kwHi = max(kwHi, kwLo)
-			j := 0
-			for c := 0; c < w.C; c++ {
-				plane := img[c*w.H*w.W:][:w.H*w.W]
-				for kh := 0; kh < w.KH; kh++ {
-					seg := row[j:][:w.KW]
-					j += w.KW
-					ih := ih0 + kh
-					if ih < 0 || ih >= w.H {
-						clear0(seg)
-						continue
+// gemmKernels is gemmSerial through this package's float32 kernels where the CPU has them,
+// whatever the BLAS: for the convolutions' per-image products they beat OpenBLAS at every shape.
+func gemmKernels[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
+	if a32, ok := any(a).([]float32); ok && m > 0 && n > 0 && k > 0 {
+		lda, ldb := k, n
+		if ta {
+			lda = m
+		}
+		if tb {
+			ldb = k
+		}
+		if sgemm(ta, tb, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), n) {
+			return
+		}
+	}
+	gemmSerial(ta, tb, m, n, k, a, b, beta, c)
+}
+
+// im2colSame is im2colImage for stride 1 and an output as wide as the input ("same" width):
+// each row of cols is the input plane shifted by (kh−PH, kw−PW), one long copy, after which
+// the few elements that wrapped around a row edge and the rows outside the image are zeroed.
+func im2colSame[T Float](w window, img, cols []T) {
+	W, np := w.W, w.OH*w.OW
+	for c := 0; c < w.C; c++ {
+		plane := img[c*w.H*W:][:w.H*W]
+		for kh := 0; kh < w.KH; kh++ {
+			dh := kh - w.PH
+			ohLo, ohHi := max(0, -dh), min(w.OH, w.H-dh)
+			for kw := 0; kw < w.KW; kw++ {
+				dw := kw - w.PW
+				dst := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
+				if ohHi <= ohLo {
+					clear0(dst)
+					continue
+				}
+				clear0(dst[:ohLo*W])
+				clear0(dst[ohHi*W:])
+				// dst[oh·W + ow] = plane[(oh+dh)·W + ow + dw] for oh in [ohLo, ohHi)
+				lo, hi := ohLo*W, ohHi*W
+				src := (ohLo+dh)*W + dw
+				// the first −dw elements may read before the plane and the last dw past it: they
+				// are edge columns, zeroed below
+				if src < 0 {
+					lo, src = lo-src, 0
+				}
+				if end := src + (hi - lo); end > len(plane) {
+					hi -= end - len(plane)
+				}
+				copy(dst[lo:hi], plane[src:])
+				switch {
+				case dw > 0: // the last dw columns of each row read the next row
+					for oh := ohLo; oh < ohHi; oh++ {
+						clear0(dst[oh*W+W-dw : oh*W+W])
 					}
-					clear0(seg[:kwLo])
-					copy(seg[kwLo:kwHi], plane[ih*w.W+iw0+kwLo:])
-					clear0(seg[kwHi:])
+				case dw < 0: // the first −dw columns read the previous row
+					for oh := ohLo; oh < ohHi; oh++ {
+						clear0(dst[oh*W : oh*W-dw])
+					}
 				}
 			}
 		}

@@ -106,7 +106,11 @@ func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
 	case kExp, kLog, kTanh, kSigmoid, kSoftplus, kSqrt:
 		grain /= 16 // transcendental: much more work per element
 	}
-	parallelFor(len(y), grain, func(lo, hi int) { unaryKernel(op, y[lo:hi], x[lo:hi]) })
+	if len(y) < 2*grain {
+		unaryKernel(op, y, x)
+	} else {
+		parallelFor(len(y), grain, func(lo, hi int) { unaryKernel(op, y[lo:hi], x[lo:hi]) })
+	}
 	return v, nil
 }
 
@@ -312,10 +316,20 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 		if len(a) != len(y) || len(b) != len(y) {
 			return nil, fmt.Errorf("graph: %v: operand sizes %d, %d, want %d", op, len(a), len(b), len(y))
 		}
-		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b[lo:hi], 1, 1) })
+		if len(y) < 2*elementwiseGrain {
+			binaryRow(op.kind, y, a, b, 1, 1)
+		} else {
+			parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b[lo:hi], 1, 1) })
+		}
 		return v, nil
 	}
 	switch { // an operand of one element: one flat pass, no walk
+	case len(b) == 1 && len(a) == len(y) && len(y) < 2*elementwiseGrain:
+		binaryRow(op.kind, y, a, b, 1, 0)
+		return v, nil
+	case len(a) == 1 && len(b) == len(y) && len(y) < 2*elementwiseGrain:
+		binaryRow(op.kind, y, a, b, 0, 1)
+		return v, nil
 	case len(b) == 1 && len(a) == len(y):
 		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b, 1, 0) })
 		return v, nil
@@ -517,14 +531,20 @@ func gateDo[T Float](op *gateOp, dst, xv, gv G.Value) (G.Value, error) {
 	if len(x) != len(y) || len(g) != len(y) {
 		return nil, fmt.Errorf("graph: %v: operand sizes %d, %d, want %d", op, len(x), len(g), len(y))
 	}
-	parallelFor(len(y), elementwiseGrain, func(lo, hi int) {
-		xs, gs, ys := x[lo:hi], g[lo:hi], y[lo:hi]
-		for i := range ys {
-			// branch-free select: a mispredicted branch per element costs more than the multiply
-			ys[i] = gs[i] * T(b2i(xs[i] > 0))
-		}
-	})
+	if len(y) < 2*elementwiseGrain {
+		gateKernel(y, x, g)
+	} else {
+		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { gateKernel(y[lo:hi], x[lo:hi], g[lo:hi]) })
+	}
 	return v, nil
+}
+
+func gateKernel[T Float](y, x, g []T) {
+	x, g = x[:len(y)], g[:len(y)]
+	for i := range y {
+		// branch-free select: a mispredicted branch per element costs more than the multiply
+		y[i] = g[i] * T(b2i(x[i] > 0))
+	}
 }
 
 func (op *gateOp) VJP(in []*G.Node, _, u *G.Node, need []bool) ([]*G.Node, error) {

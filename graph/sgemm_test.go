@@ -141,3 +141,43 @@ func TestSgemmSpeed(t *testing.T) {
 		t.Logf("%-10s %4d×%4d×%4d  kernels %6.1f GFLOP/s  %s %6.1f GFLOP/s", s.name, s.m, s.n, s.k, flops/best[0]/1e9, BLAS, flops/best[1]/1e9)
 	}
 }
+
+// TestIm2colSame compares the stride-1 fast path with the general layout.
+func TestIm2colSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, g := range []struct{ h, w, kh, kw, ph, pw, pb, pr int }{
+		{5, 5, 3, 3, 1, 1, 1, 1}, {4, 6, 2, 4, 0, 1, 1, 2}, {3, 3, 3, 3, 1, 1, 1, 1}, {2, 7, 5, 5, 2, 2, 2, 2}, {6, 4, 1, 1, 0, 0, 0, 0}, {1, 3, 3, 3, 1, 1, 1, 1},
+	} {
+		w := window{N: 1, C: 2, H: g.h, W: g.w, KH: g.kh, KW: g.kw, SH: 1, SW: 1, PH: g.ph, PW: g.pw, PB: g.pb, PR: g.pr}
+		w.OH = (g.h+g.ph+g.pb-g.kh)/1 + 1
+		w.OW = (g.w+g.pw+g.pr-g.kw)/1 + 1
+		if w.OW != w.W {
+			t.Fatalf("bad case %+v", g)
+		}
+		img := make([]float64, w.C*w.H*w.W)
+		for i := range img {
+			img[i] = rng.NormFloat64()
+		}
+		n := w.C * w.KH * w.KW * w.OH * w.OW
+		got, want := make([]float64, n), make([]float64, n)
+		for i := range got {
+			got[i], want[i] = 99, 99
+		}
+		im2colImage(w, img, got)
+		w2 := w
+		w2.OW++ // defeat the fast path: compute the general layout of a wider output
+		wide := make([]float64, w.C*w.KH*w.KW*w.OH*w2.OW)
+		w2.PR++
+		im2colImage(w2, img, wide)
+		for r := 0; r < w.C*w.KH*w.KW; r++ {
+			for oh := 0; oh < w.OH; oh++ {
+				copy(want[(r*w.OH+oh)*w.OW:][:w.OW], wide[(r*w.OH+oh)*w2.OW:][:w.OW])
+			}
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%+v: element %d = %v, want %v", g, i, got[i], want[i])
+			}
+		}
+	}
+}
