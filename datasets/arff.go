@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode"
 )
 
 type arffAttr struct {
@@ -22,7 +23,9 @@ type arffAttr struct {
 // or a nominal list {a,b,…}, then "@data" and one comma-separated row per line. Keywords are
 // case-insensitive; "%" starts a comment outside quotes; names and values may be quoted with
 // '…' or "…" (with backslash escapes); CRLF line ends are accepted. "?" is a missing value
-// (NaN in X); the class may not be missing.
+// (NaN in X); the class may not be missing. A numeric value must be a finite decimal number:
+// "NaN", "inf" and "Infinity" are errors (write ? for a missing value), as is a value beyond
+// the float64 range.
 //
 // class names the class attribute; "" means the last one. A nominal class makes a
 // classification dataset whose Classes are its categories; a numeric class makes a
@@ -140,6 +143,7 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 		if err != nil {
 			return nil, lineErr(name, lr.line, "%v", err)
 		}
+		lead := len(s) - len(strings.TrimLeftFunc(s, unicode.IsSpace))
 		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
@@ -159,19 +163,20 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 		}
 		for j, f := range fields {
 			a := &attrs[j]
+			col := lead + f.pos + 1
 			v := math.NaN()
 			if f.quoted || f.text != "?" {
 				if a.nominal {
 					k, ok := a.index[f.text]
 					if !ok {
-						return nil, lineErr(name, lr.line, "attribute %q: %q is not one of its categories {%s}",
+						return nil, fieldErr(name, lr.line, col, "attribute %q: %q is not one of its categories {%s}",
 							clip(a.name), clip(f.text), clip(strings.Join(a.categories, ",")))
 					}
 					v = float64(k)
 				} else {
 					x, err := parseNumber(f.text)
 					if err != nil {
-						return nil, lineErr(name, lr.line, "attribute %q: %v", clip(a.name), err)
+						return nil, fieldErr(name, lr.line, col, "attribute %q: %v (a missing value is written ?)", clip(a.name), err)
 					}
 					v = x
 				}
@@ -180,7 +185,7 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 			case j != target:
 				ds.X = append(ds.X, v)
 			case math.IsNaN(v):
-				return nil, lineErr(name, lr.line, "missing class value (attribute %q)", clip(a.name))
+				return nil, fieldErr(name, lr.line, col, "missing class value (attribute %q), expected a class", clip(a.name))
 			case a.nominal:
 				ds.Y = append(ds.Y, int(v))
 			default:
@@ -321,20 +326,22 @@ func parseARFFAttribute(s string) (arffAttr, error) {
 type arffField struct {
 	text   string
 	quoted bool
+	pos    int // byte offset of the field in the string it was split from
 }
 
 // splitARFFFields splits s (without comments) at commas outside quotes, trimming spaces and
 // unquoting quoted values; the fields are appended to dst.
 func splitARFFFields(s string, dst []arffField) ([]arffField, error) {
+	whole := len(s)
 	for {
 		s = strings.TrimLeft(s, " \t")
-		var f arffField
+		f := arffField{pos: whole - len(s)}
 		if s != "" && (s[0] == '\'' || s[0] == '"') {
 			text, rest, err := readARFFQuoted(s)
 			if err != nil {
 				return nil, err
 			}
-			f = arffField{text: text, quoted: true}
+			f.text, f.quoted = text, true
 			s = strings.TrimLeft(rest, " \t")
 			if s != "" && s[0] != ',' {
 				return nil, fmt.Errorf("%q after the quoted value %q, expected ','", clip(s), clip(text))

@@ -25,9 +25,19 @@
 //   - SVHN MATLAB v5 .mat files, compressed or not: [ReadSVHN], [LoadSVHN]
 //
 // Input that is gzip-compressed is recognized by its magic bytes and decompressed. Parsers
-// never panic on bad input: every failure is an error, and a malformed file gives a
-// [*ParseError] naming the file and the line (text formats) or the byte offset (binary
-// formats) and what was expected.
+// never panic on bad input: every failure is an error, and a malformed, truncated, empty or
+// wrong-shape file, a non-numeric or out-of-range value or a label outside the classes gives
+// a [*ParseError] naming the file, the position and what was expected, such as
+//
+//	datasets: iris.csv: line 12, column 3: feature 2: "abc" is not a number, expected a finite decimal number
+//	datasets: train-labels-idx1-ubyte.gz: decompressed byte offset 8: truncated: expected 60000 labels (60000 bytes from offset 8), got 0 bytes
+//
+// Text formats accept finite decimal numbers only: "NaN", "inf", "Infinity", hexadecimal
+// numbers and values beyond the float64 range are errors, since none of these formats uses
+// them for missing values. The one notation for a missing value is ARFF's "?", which becomes
+// NaN in X (never in the class). Binary image formats hold pixel bytes; SVHN's X may also be
+// stored as real numbers, which must then be 0…255. Every parser has a Go fuzz target
+// (fuzz_test.go, seed corpora in testdata/fuzz), run by .ci/fuzz.sh.
 //
 // # Registry
 //

@@ -19,10 +19,16 @@ const (
 // Fashion-MNIST. Either may be gzip-compressed. The names are used in error messages.
 //
 // Pixels are scaled to [0, 1] (divided by 255); the per-example shape is [1 rows cols].
-// Classes are "0" … the largest label. The counts in both headers must agree and each file
-// must hold exactly the data its header announces.
+// Classes are "0" … the largest label. The counts in both headers must agree, be positive,
+// and each file must hold exactly the data its header announces.
 func ReadIDX(images io.Reader, imagesName string, labels io.Reader, labelsName string) (*Dataset, error) {
-	y, err := readIDXLabels(labels, labelsName)
+	return readIDX(images, imagesName, labels, labelsName, 0)
+}
+
+// readIDX is [ReadIDX]; when classes > 0, every label must be below it and there are that
+// many classes.
+func readIDX(images io.Reader, imagesName string, labels io.Reader, labelsName string, classes int) (*Dataset, error) {
+	y, err := readIDXLabels(labels, labelsName, classes)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +68,7 @@ func ReadIDX(images io.Reader, imagesName string, labels io.Reader, labelsName s
 	for i, p := range pix {
 		x[i] = float64(p) / 255
 	}
-	k := 0
+	k := classes
 	for _, v := range y {
 		k = max(k, v+1)
 	}
@@ -72,7 +78,7 @@ func ReadIDX(images io.Reader, imagesName string, labels io.Reader, labelsName s
 	}, nil
 }
 
-func readIDXLabels(r io.Reader, name string) ([]int, error) {
+func readIDXLabels(r io.Reader, name string, classes int) ([]int, error) {
 	zr, gz, err := gunzipIfGzip(r, name)
 	if err != nil {
 		return nil, err
@@ -89,6 +95,9 @@ func readIDXLabels(r io.Reader, name string) ([]int, error) {
 		return nil, err
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[4:8]))
+	if n == 0 {
+		return nil, b.errAt(4, "label count 0, expected at least one label")
+	}
 	raw, err := b.readN(n, strconv.FormatInt(n, 10)+" labels")
 	if err != nil {
 		return nil, err
@@ -98,6 +107,9 @@ func readIDXLabels(r io.Reader, name string) ([]int, error) {
 	}
 	y := make([]int, len(raw))
 	for i, v := range raw {
+		if classes > 0 && int(v) >= classes {
+			return nil, b.errAt(8+int64(i), "label %d of %d is %d, expected a class index below %d", i, n, v, classes)
+		}
 		y[i] = int(v)
 	}
 	return y, nil

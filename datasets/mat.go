@@ -338,7 +338,9 @@ func parseMATMatrix(content []byte, want map[string]bool) (*matVar, error) {
 // [H W C N] in MATLAB's column-major layout, and y, [N 1] labels 1…10 where 10 means digit 0.
 //
 // The images are transposed to row-major N×C×H×W (per-example shape [C H W], [3 32 32] for
-// SVHN) with pixels scaled to [0, 1]; Classes are "0" … "9".
+// SVHN) with pixels scaled to [0, 1]; Classes are "0" … "9". X may hold any real numeric
+// type, but every value must be a pixel value 0…255 (not NaN); every label must be an
+// integer 1…10. An error names the byte offset of the variable's element.
 func ReadSVHN(r io.Reader, name string) (*Dataset, error) {
 	vars, end, err := readMAT(r, name, map[string]bool{"X": true, "y": true})
 	if err != nil {
@@ -360,6 +362,9 @@ func ReadSVHN(r io.Reader, name string) (*Dataset, error) {
 		return nil, &ParseError{File: name, Offset: xv.off, Msg: fmt.Sprintf("X has dimensions %v, expected [height width channels N]", xv.dims)}
 	}
 	h, w, ch, n := dims[0], dims[1], dims[2], dims[3]
+	if n == 0 {
+		return nil, &ParseError{File: name, Offset: xv.off, Msg: fmt.Sprintf("X has dimensions %v: no images, expected at least one", xv.dims)}
+	}
 	if yv.len() != n || len(yv.dims) != 2 || (yv.dims[0] != 1 && yv.dims[1] != 1) {
 		return nil, &ParseError{File: name, Offset: yv.off, Msg: fmt.Sprintf("y has dimensions %v, expected [%d 1] (one label per image of X)", yv.dims, n)}
 	}
@@ -384,8 +389,9 @@ func ReadSVHN(r io.Reader, name string) (*Dataset, error) {
 					var v float64
 					if xv.dataType == miUINT8 {
 						v = float64(xv.data[src+r+h*c])
-					} else {
-						v = xv.at(src + r + h*c)
+					} else if v = xv.at(src + r + h*c); !(v >= 0 && v <= 255) {
+						return nil, &ParseError{File: name, Offset: xv.off, Msg: fmt.Sprintf(
+							"X(%d,%d,%d,%d) = %v, expected a pixel value 0…255", r+1, c+1, k+1, i+1, v)}
 					}
 					dst[r*w+c] = v / 255
 				}

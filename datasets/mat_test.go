@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -103,6 +104,29 @@ func svhnX(n int) matArray {
 	return matArray{name: "X", class: 9, dims: []int32{32, 32, 3, int32(n)}, dataType: miUINT8, data: data, small: true}
 }
 
+// svhnXDouble returns X of n images as doubles, with element bad (column-major) set to v.
+func svhnXDouble(n, bad int, v float64) matArray {
+	u := svhnX(n)
+	data := make([]byte, 8*len(u.data))
+	for i, p := range u.data {
+		f := float64(p)
+		if i == bad {
+			f = v
+		}
+		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(f))
+	}
+	u.class, u.dataType, u.data = mxDOUBLE, miDOUBLE, data
+	return u
+}
+
+func withDims(a matArray, dims ...int32) matArray { a.dims = dims; return a }
+
+// elementWith returns the element with data instead of a.data.
+func (a matArray) elementWith(data []byte) []byte {
+	a.data = data
+	return a.element()
+}
+
 func svhnYDouble(labels ...float64) matArray {
 	data := make([]byte, 8*len(labels))
 	for i, l := range labels {
@@ -171,7 +195,6 @@ func TestReadSVHNErrors(t *testing.T) {
 	compressed := cat(matHeader(), matCompress(x.element()), matCompress(y.element()))
 	corruptZ := slices.Clone(compressed)
 	corruptZ[128+8+40] ^= 0xff
-	withDims := func(a matArray, dims ...int32) matArray { a.dims = dims; return a }
 	cplx := x
 	cplx.complex = true
 	cellX := x
@@ -202,6 +225,57 @@ func TestReadSVHNErrors(t *testing.T) {
 		{"y label NaN", cat(matHeader(), x.element(), svhnYDouble(math.NaN(), 1).element()), "s.mat: byte offset ", "y[0] = NaN"},
 		{"y twice", cat(good, y.element()), "s.mat: byte offset ", `variable "y" appears twice`},
 		{"small element at top level", cat(matHeader(), matSmall(miINT8, []byte("ab"))), "s.mat: byte offset 128: ", "small data element"},
+		{"X no images", cat(matHeader(), withDims(x, 32, 32, 3, 0).elementWith(nil), svhnYDouble().element()), "s.mat: byte offset 128: ", "X has dimensions [32 32 3 0]: no images, expected at least one"},
+		{"X double NaN", cat(matHeader(), svhnXDouble(2, 5, math.NaN()).element(), y.element()), "s.mat: byte offset 128: ", "X(6,1,1,1) = NaN, expected a pixel value 0…255"},
+		{"X double 300", cat(matHeader(), svhnXDouble(2, 3072+40, 300).element(), y.element()), "s.mat: byte offset 128: ", "X(9,2,1,2) = 300, expected a pixel value 0…255"},
+		{"X double negative", cat(matHeader(), svhnXDouble(2, 0, -1).element(), y.element()), "s.mat: byte offset 128: ", "X(1,1,1,1) = -1"},
+		{"X double Inf", cat(matHeader(), svhnXDouble(2, 7, math.Inf(1)).element(), y.element()), "s.mat: byte offset 128: ", "= +Inf, expected a pixel value"},
+		{"y label 2.5", cat(matHeader(), x.element(), svhnYDouble(1, 2.5).element()), "s.mat: byte offset 6336: ", "y[1] = 2.5, expected a label 1…10"},
+		{"y label -1", cat(matHeader(), x.element(), svhnYDouble(-1, 2).element()), "s.mat: byte offset 6336: ", "y[0] = -1"},
+		{"y wrong shape", cat(matHeader(), x.element(), withDims(svhnYDouble(1, 2), 2, 1, 1).element()), "s.mat: byte offset 6336: ", "y has dimensions [2 1 1], expected [2 1]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadSVHN(bytes.NewReader(c.in), "s.mat")
+			expectParseError(t, err, c)
+		})
+	}
+}
+
+func TestReadSVHNCompressedErrors(t *testing.T) {
+	x, y := svhnX(2), svhnYDouble(1, 2)
+	cx, cy := matCompress(x.element()), matCompress(y.element())
+	good := cat(matHeader(), cx, cy)
+	yAt := int64(128 + len(cx))
+	// withTag returns a compressed element whose tag announces size bytes.
+	withTag := func(elem []byte, size uint32) []byte {
+		e := slices.Clone(elem)
+		binary.LittleEndian.PutUint32(e[4:], size)
+		return e
+	}
+	// compressRaw compresses any bytes into a miCOMPRESSED element.
+	compressRaw := func(raw []byte) []byte { return matCompress(raw) }
+	badCRC := slices.Clone(cy)
+	badCRC[len(badCRC)-1] ^= 0xff // the zlib Adler-32 checksum
+	cases := []errCase{
+		{"truncated in tag", good[:128+5], "s.mat: byte offset 128: ", "truncated: expected an 8-byte data element tag, got 5 bytes"},
+		{"truncated in zlib header", good[:128+9], "s.mat: byte offset 128: ", "miCOMPRESSED element: invalid zlib stream"},
+		{"truncated in X stream", good[:128+100], "s.mat: byte offset 128: ", "miCOMPRESSED element, decompressed offset "},
+		{"truncated end of X stream", good[:128+len(cx)-1], "s.mat: byte offset 128: ", "miCOMPRESSED element"},
+		{"truncated in y stream", good[:len(good)-10], "s.mat: byte offset " + strconv.FormatInt(yAt, 10) + ": ", "miCOMPRESSED element"},
+		{"tag announces more", cat(matHeader(), cx, withTag(cy, uint32(len(cy)-8+100))), "s.mat: byte offset " + strconv.FormatInt(yAt+int64(len(cy)), 10) + ": ", "truncated: the miCOMPRESSED element at offset " + strconv.FormatInt(yAt, 10) + " announces"},
+		{"tag announces less", cat(matHeader(), withTag(cx, 20), cy), "s.mat: byte offset 128: ", "miCOMPRESSED element"},
+		{"bad checksum", cat(matHeader(), cx, badCRC), "s.mat: byte offset " + strconv.FormatInt(yAt, 10) + ": ", "miCOMPRESSED element"},
+		{"holds a non-matrix", cat(matHeader(), compressRaw(matElement(miDOUBLE, make([]byte, 8)))), "s.mat: byte offset 128: ", "miCOMPRESSED element holds data type 9, expected miMATRIX (14)"},
+		{"inner size too large", cat(matHeader(), compressRaw(withTag(x.element(), 1<<30))), "s.mat: byte offset 128: ", "miCOMPRESSED element, decompressed offset 6208: truncated: expected a miMATRIX element of 1073741824 bytes"},
+		{"data after the matrix", cat(matHeader(), compressRaw(cat(y.element(), []byte{1, 2, 3}))), "s.mat: byte offset 128: ", "miCOMPRESSED element: 3 bytes after its miMATRIX element"},
+		{"empty stream", cat(matHeader(), compressRaw(nil)), "s.mat: byte offset 128: ", "miCOMPRESSED element, decompressed offset 0: truncated: expected the tag of the compressed element"},
+		{"only y", cat(matHeader(), cy), "s.mat: byte offset " + strconv.Itoa(128+len(cy)) + ": ", "end of file without a variable X"},
+		{"X wrong shape", cat(matHeader(), matCompress(withDims(x, 64, 16, 3, 2).element()), matCompress(withDims(x, 32, 32, 3, 3).element())), "s.mat: byte offset ", `variable "X": dimensions [32 32 3 3] need 9216 bytes`},
+		{"y label 11", cat(matHeader(), cx, matCompress(svhnYDouble(1, 11).element())), "s.mat: byte offset " + strconv.FormatInt(yAt, 10) + ": ", "y[1] = 11, expected a label 1…10"},
+		{"y label NaN", cat(matHeader(), cx, matCompress(svhnYDouble(math.NaN(), 1).element())), "s.mat: byte offset " + strconv.FormatInt(yAt, 10) + ": ", "y[0] = NaN"},
+		{"X NaN", cat(matHeader(), matCompress(svhnXDouble(2, 1, math.NaN()).element()), cy), "s.mat: byte offset 128: ", "X(2,1,1,1) = NaN, expected a pixel value 0…255"},
+		{"y count mismatch", cat(matHeader(), cx, matCompress(svhnYDouble(1, 2, 3).element())), "s.mat: byte offset " + strconv.FormatInt(yAt, 10) + ": ", "y has dimensions [3 1], expected [2 1]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

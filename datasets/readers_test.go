@@ -15,7 +15,7 @@ import (
 type errCase struct {
 	name string
 	in   []byte
-	loc  string // the location part of the message, e.g. "f.csv:3: " or "f.idx: byte offset 16: "
+	loc  string // the location part of the message, e.g. "f.csv: line 3" or "f.idx: byte offset 16: "
 	msg  string // a substring of what was expected
 }
 
@@ -29,7 +29,7 @@ func expectParseError(t *testing.T, err error, c errCase) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("%s: %T %v, want a *ParseError", c.name, err, err)
 	}
-	if !strings.Contains(err.Error(), c.loc) || !strings.Contains(err.Error(), c.msg) {
+	if !strings.HasPrefix(err.Error(), "datasets: ") || !strings.Contains(err.Error(), c.loc) || !strings.Contains(err.Error(), c.msg) {
 		t.Fatalf("%s: error %q, want it to contain %q and %q", c.name, err, c.loc, c.msg)
 	}
 }
@@ -122,12 +122,32 @@ func TestReadIDXErrors(t *testing.T) {
 		// A header announcing 4 billion labels must fail on the data, not allocate for it.
 		{"labels huge count", cat(be32(0x801, 0xffffffff), []byte{1, 2}), "lb: byte offset 10: ", "expected 4294967295 labels"},
 		{"labels trailing", cat(labels, []byte{0}), "lb: byte offset 11: ", "unexpected data after the last label"},
+		{"labels count zero", idxLabels(), "lb: byte offset 4: ", "label count 0, expected at least one label"},
+		{"labels gzip truncated", gz(labels)[:20], "lb: decompressed byte offset ", "truncated"},
 	}
 	for _, c := range labelCases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadIDX(bytes.NewReader(good), "im", bytes.NewReader(c.in), "lb")
 			expectParseError(t, err, c)
 		})
+	}
+}
+
+// The registry reads MNIST and Fashion-MNIST with 10 classes: a label of 10 is out of range.
+func TestReadIDXClasses(t *testing.T) {
+	im := idxImages(3, 2, 2)
+	for _, c := range []errCase{
+		{"label 10", idxLabels(1, 10, 3), "lb: byte offset 9: ", "label 1 of 3 is 10, expected a class index below 10"},
+		{"label 255 gzip", gz(idxLabels(1, 2, 255)), "lb: decompressed byte offset 10: ", "label 2 of 3 is 255"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readIDX(bytes.NewReader(im), "im", bytes.NewReader(c.in), "lb", 10)
+			expectParseError(t, err, c)
+		})
+	}
+	d, err := readIDX(bytes.NewReader(im), "im", bytes.NewReader(idxLabels(1, 0, 4)), "lb", 10)
+	if err != nil || len(d.Classes) != 10 {
+		t.Fatalf("%v, classes %v", err, d.Classes)
 	}
 }
 
@@ -190,9 +210,9 @@ func TestReadCIFAR10Errors(t *testing.T) {
 		expectParseError(t, err, errCase{"", nil, "c: byte offset 3073: ", "label 3, expected a class index below 3"})
 	})
 	for _, c := range []errCase{
-		{"names empty", nil, "n:1: ", "no class names"},
-		{"names blank inside", []byte("a\n\nb\n"), "n:2: ", "blank line among class names"},
-		{"names duplicate", []byte("a\r\nb\r\na\r\n"), "n:3: ", `class name "a" repeats line 1`},
+		{"names empty", nil, "n: line 1", "no class names"},
+		{"names blank inside", []byte("a\n\nb\n"), "n: line 2", "blank line among class names"},
+		{"names duplicate", []byte("a\r\nb\r\na\r\n"), "n: line 3", `class name "a" repeats line 1`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := readClassNames(bytes.NewReader(c.in), "n")
@@ -232,28 +252,36 @@ func TestReadSklearnCSV(t *testing.T) {
 
 func TestReadSklearnCSVErrors(t *testing.T) {
 	cases := []errCase{
-		{"empty", nil, "f.csv:1: ", "empty file, expected the header"},
-		{"header one field", []byte("150\n"), "f.csv:1: ", "header has 1 field(s)"},
-		{"header not numeric", []byte("n,4,a,b\n"), "f.csv:1: ", `expected positive integers n_samples,n_features`},
-		{"header zero features", []byte("3,0,a,b\n"), "f.csv:1: ", "expected positive integers"},
-		{"empty class name", []byte("1,1,a,,b\n1,0\n"), "f.csv:1: ", "class name 1 is empty"},
-		{"fewer rows", []byte("3,1,a,b\n1,0\n2,1\n"), "f.csv:4: ", "end of file after 2 rows, but the header announces 3"},
-		{"more rows", []byte("1,1,a,b\n1,0\n2,1\n"), "f.csv:3: ", "more rows than the 1 the header announces"},
-		{"too few fields", []byte("2,2,a,b\n1,2,0\n1,0\n"), "f.csv:3: ", "2 fields, expected 3 (2 features and the class label)"},
-		{"too many fields", []byte("1,2,a,b\n1,2,3,0\n"), "f.csv:2: ", "4 fields, expected 3"},
-		{"non-numeric", []byte("2,2,a,b\n1,2,0\n1,abc,1\n"), "f.csv:3: ", `feature 2: "abc" is not a finite number`},
-		{"NaN", []byte("1,2,a,b\nNaN,2,0\n"), "f.csv:2: ", `feature 1: "NaN" is not a finite number`},
-		{"Inf", []byte("1,2,a,b\n1,-Inf,0\n"), "f.csv:2: ", `"-Inf" is not a finite number`},
-		{"overflow", []byte("1,2,a,b\n1,1e999,0\n"), "f.csv:2: ", `"1e999" is not a finite number`},
-		{"empty field", []byte("1,2,a,b\n1,,0\n"), "f.csv:2: ", "empty field, expected a number"},
-		{"class out of range", []byte("1,1,a,b\n1,2\n"), "f.csv:2: ", "class index 2, expected below 2"},
-		{"class not integer", []byte("1,1,a,b\n1,0.5\n"), "f.csv:2: ", `class label "0.5" is not a non-negative integer`},
-		{"class negative", []byte("1,1,a,b\n1,-1\n"), "f.csv:2: ", "is not a non-negative integer"},
-		{"missing class column", []byte("2,2,a,b\n1,2,0\n3,4\n"), "f.csv:3: ", "2 fields, expected 3"},
-		{"bare quote", []byte("1,1,a,b\n1\"x,0\n"), "f.csv:2: ", "malformed CSV"},
-		{"regression bad names line", []byte("1,2,,\nA,B\n1,2,3\n"), "f.csv:2: ", "column-name line has 2 fields, expected 3"},
-		{"regression bad target", []byte("1,1,,\n1,x\n"), "f.csv:2: ", `target: "x" is not a finite number`},
-		{"gzip truncated", gz([]byte(irisLike))[:25], "f.csv:", "read error"},
+		{"empty", nil, "f.csv: line 1", "empty file, expected the header"},
+		{"header one field", []byte("150\n"), "f.csv: line 1", "header has 1 field(s)"},
+		{"header not numeric", []byte("n,4,a,b\n"), "f.csv: line 1", `expected positive integers n_samples,n_features`},
+		{"header zero features", []byte("3,0,a,b\n"), "f.csv: line 1", "expected positive integers"},
+		// Found by FuzzCSV: n_features must not be trusted for an allocation.
+		{"huge feature count", []byte("1,2111111118,a,b\n1,0\n"), "f.csv: line 2: ", "2 fields, expected 2111111119 (2111111118 features and the class label)"},
+		{"huge feature count, no rows", []byte("1,2111111118"), "f.csv: line 2: ", "end of file after 0 rows, but the header announces 1"},
+		{"empty class name", []byte("1,1,a,,b\n1,0\n"), "f.csv: line 1", "class name 1 is empty"},
+		{"fewer rows", []byte("3,1,a,b\n1,0\n2,1\n"), "f.csv: line 4", "end of file after 2 rows, but the header announces 3"},
+		{"more rows", []byte("1,1,a,b\n1,0\n2,1\n"), "f.csv: line 3", "more rows than the 1 the header announces"},
+		{"too few fields", []byte("2,2,a,b\n1,2,0\n1,0\n"), "f.csv: line 3", "2 fields, expected 3 (2 features and the class label)"},
+		{"too many fields", []byte("1,2,a,b\n1,2,3,0\n"), "f.csv: line 2", "4 fields, expected 3"},
+		{"non-numeric", []byte("2,2,a,b\n1,2,0\n1,abc,1\n"), "f.csv: line 3, column 3: ", `feature 2: "abc" is not a number, expected a finite decimal number`},
+		{"NaN", []byte("1,2,a,b\nNaN,2,0\n"), "f.csv: line 2, column 1: ", `feature 1: NaN ("NaN"), expected a finite number`},
+		{"nan lower case", []byte("1,2,a,b\n1, nan,0\n"), "f.csv: line 2, column ", `feature 2: NaN ("nan")`},
+		{"Inf", []byte("1,2,a,b\n1,-Inf,0\n"), "f.csv: line 2, column 3: ", `feature 2: infinity ("-Inf"), expected a finite number`},
+		{"Infinity", []byte("2,2,a,b\n1,2,0\ninfinity,1,0\n"), "f.csv: line 3, column 1: ", `infinity ("infinity")`},
+		{"hex float", []byte("1,2,a,b\n1,0x1p3,0\n"), "f.csv: line 2, column 3: ", `"0x1p3" is not a number, expected a finite decimal number`},
+		{"underscore digits", []byte("1,2,a,b\n1_0,2,0\n"), "f.csv: line 2, column 1: ", `"1_0" is not a number`},
+		{"overflow", []byte("1,2,a,b\n1,1e999,0\n"), "f.csv: line 2, column 3: ", `"1e999" is beyond the float64 range, expected a finite number`},
+		{"empty field", []byte("1,2,a,b\n1,,0\n"), "f.csv: line 2, column 3: ", "feature 2: empty field, expected a finite number"},
+		{"class out of range", []byte("1,1,a,b\n1,2\n"), "f.csv: line 2", "class index 2, expected below 2"},
+		{"class not integer", []byte("1,1,a,b\n1,0.5\n"), "f.csv: line 2, column 3: ", `class label "0.5", expected a non-negative integer class code`},
+		{"class negative", []byte("1,1,a,b\n1,-1\n"), "f.csv: line 2, column 3: ", `class label "-1", expected a non-negative integer`},
+		{"missing class column", []byte("2,2,a,b\n1,2,0\n3,4\n"), "f.csv: line 3", "2 fields, expected 3"},
+		{"bare quote", []byte("1,1,a,b\n1\"x,0\n"), "f.csv: line 2", "malformed CSV"},
+		{"regression bad names line", []byte("1,2,,\nA,B\n1,2,3\n"), "f.csv: line 2", "column-name line has 2 fields, expected 3"},
+		{"regression bad target", []byte("1,1,,\n1,x\n"), "f.csv: line 2, column 3: ", `target: "x" is not a number`},
+		{"regression NaN target", []byte("1,1,,\n1,NaN\n"), "f.csv: line 2, column 3: ", `target: NaN ("NaN"), expected a finite number`},
+		{"gzip truncated", gz([]byte(irisLike))[:25], "f.csv: line ", "read error"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -294,26 +322,63 @@ func TestReadTable(t *testing.T) {
 	}
 }
 
+// The UCI blood-transfusion layout (transfusion.data): a CSV header, the class last.
+func TestReadUCIErrors(t *testing.T) {
+	const hdr = "Recency (months),Frequency (times),Monetary (c.c. blood),Time (months),\"whether he/she donated blood in March 2007\"\r\n"
+	good := hdr + "2 ,50,12500,98 ,1\r\n0 ,13,3250,28 ,1\r\n1 ,16,4000,35 ,0\r\n"
+	cases := []errCase{
+		{"empty", nil, "transfusion.data: line 1: ", "empty file, expected a header line of column names"},
+		{"header only", []byte(hdr), "transfusion.data: line 2: ", "no data rows"},
+		{"truncated mid row", []byte(good[:len(hdr)+12]), "transfusion.data: line 2: ", "4 fields, expected 5"},
+		{"truncated mid field", []byte(good[:len(good)-4]), "transfusion.data: line 4: ", "4 fields, expected 5"},
+		{"truncated in quote", []byte(good[:strings.Index(hdr, `"`)+5]), "transfusion.data: line 1, column ", "malformed CSV"},
+		{"missing target column", []byte(hdr + "2 ,50,12500,98\r\n"), "transfusion.data: line 2: ", "4 fields, expected 5"},
+		{"extra column", []byte(hdr + "2 ,50,12500,98 ,1,7\r\n"), "transfusion.data: line 2: ", "6 fields, expected 5"},
+		{"non-numeric", []byte(hdr + "2 ,fifty,12500,98 ,1\r\n"), "transfusion.data: line 2, column 4: ", `column 2 ("Frequency (times)"): "fifty" is not a number, expected a finite decimal number`},
+		{"NaN", []byte(good + "2 ,50,NaN,98 ,1\r\n"), "transfusion.data: line 5, column 7: ", `column 3 ("Monetary (c.c. blood)"): NaN ("NaN"), expected a finite number`},
+		{"Inf", []byte(hdr + "2 ,50,12500,Inf,1\r\n"), "transfusion.data: line 2, column 13: ", `infinity ("Inf")`},
+		{"empty field", []byte(hdr + "2 ,,12500,98 ,1\r\n"), "transfusion.data: line 2, column 4: ", "empty field, expected a finite number"},
+		{"label negative", []byte(hdr + "2 ,50,12500,98 ,-1\r\n"), "transfusion.data: line 2, column 17: ", `target column 5 ("whether he/she donated blood in March 20…"): class label "-1", expected a non-negative integer class code`},
+		{"label fractional", []byte(hdr + "2 ,50,12500,98 ,0.5\r\n"), "transfusion.data: line 2, column 17: ", `class label "0.5"`},
+		{"label huge", []byte(hdr + "2 ,50,12500,98 ,1e12\r\n"), "transfusion.data: line 2, column 17: ", `class label "1e12"`},
+		{"header one column", []byte("whether\r\n1\r\n"), "transfusion.data: line 1: ", "header has 1 column(s), expected at least one feature and the target"},
+		{"gzip truncated", gz([]byte(good))[:30], "transfusion.data: line ", "read error (truncated compressed data)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadTable(bytes.NewReader(c.in), "transfusion.data", TableOptions{Header: true})
+			expectParseError(t, err, c)
+		})
+	}
+	d, err := ReadTable(strings.NewReader("\ufeff"+good), "transfusion.data", TableOptions{Header: true})
+	if err != nil || d.N != 3 || d.Features[0].Name != "Recency (months)" {
+		t.Fatalf("with a byte-order mark: %v", err)
+	}
+}
+
 func TestReadTableErrors(t *testing.T) {
 	pm := func(s string) []byte { return []byte(s) }
 	corrupt := gz(pm("a\ttarget\n1\t0\n2\t1\n"))
 	corrupt[len(corrupt)-5] ^= 0xff
 	cases := []errCase{
-		{"empty", nil, "p.tsv:1: ", "empty file, expected a header line"},
-		{"missing target column", pm("a\tb\tclass\n1\t2\t0\n"), "p.tsv:1: ", `no target column "target" in the header (columns: a, b, class)`},
-		{"only target", pm("target\n1\n"), "p.tsv:1: ", "header has 1 column(s)"},
-		{"no rows", pm("a\ttarget\n"), "p.tsv:2: ", "no data rows"},
-		{"too few fields", pm("a\tb\ttarget\n1\t2\t0\n1\t0\n"), "p.tsv:3: ", "2 fields, expected 3"},
-		{"too many fields", pm("a\ttarget\n1\t0\t5\n"), "p.tsv:2: ", "3 fields, expected 2"},
-		{"non-numeric", pm("a\ttarget\n1\t0\nx1\t1\n"), "p.tsv:3: ", `column 1 ("a"): "x1" is not a finite number`},
-		{"NaN", pm("a\ttarget\nnan\t0\n"), "p.tsv:2: ", `"nan" is not a finite number`},
-		{"infinity", pm("a\ttarget\n+Inf\t0\n"), "p.tsv:2: ", "not a finite number"},
-		{"class not integer", pm("a\ttarget\n1\t0.25\n"), "p.tsv:2: ", `target column 2 ("target"): class label "0.25" is not a non-negative integer`},
-		{"class negative", pm("a\ttarget\n1\t-2\n"), "p.tsv:2: ", "not a non-negative integer"},
-		{"class empty", pm("a\ttarget\n1\t\n"), "p.tsv:2: ", "empty field"},
-		{"bare quote", pm("a\ttarget\n1\"\t0\n"), "p.tsv:2: ", "malformed CSV"},
-		{"gzip corrupt", corrupt, "p.tsv:", "read error"},
-		{"gzip truncated", gz(pm("a\ttarget\n1\t0\n2\t1\n"))[:20], "p.tsv:", "read error"},
+		{"empty", nil, "p.tsv: line 1", "empty file, expected a header line"},
+		{"missing target column", pm("a\tb\tclass\n1\t2\t0\n"), "p.tsv: line 1", `no target column "target" in the header (columns: a, b, class)`},
+		{"only target", pm("target\n1\n"), "p.tsv: line 1", "header has 1 column(s)"},
+		{"no rows", pm("a\ttarget\n"), "p.tsv: line 2", "no data rows"},
+		{"too few fields", pm("a\tb\ttarget\n1\t2\t0\n1\t0\n"), "p.tsv: line 3", "2 fields, expected 3"},
+		{"too many fields", pm("a\ttarget\n1\t0\t5\n"), "p.tsv: line 2", "3 fields, expected 2"},
+		{"non-numeric", pm("a\ttarget\n1\t0\nx1\t1\n"), "p.tsv: line 3, column 1: ", `column 1 ("a"): "x1" is not a number, expected a finite decimal number`},
+		{"NaN", pm("a\ttarget\nnan\t0\n"), "p.tsv: line 2, column 1: ", `column 1 ("a"): NaN ("nan"), expected a finite number`},
+		{"infinity", pm("a\ttarget\n+Inf\t0\n"), "p.tsv: line 2, column 1: ", `infinity ("+Inf"), expected a finite number`},
+		{"class not integer", pm("a\ttarget\n1\t0.25\n"), "p.tsv: line 2, column 3: ", `target column 2 ("target"): class label "0.25", expected a non-negative integer class code`},
+		{"class negative", pm("a\ttarget\n1\t-2\n"), "p.tsv: line 2, column 3: ", `class label "-2", expected a non-negative integer`},
+		{"class empty", pm("a\ttarget\n1\t\n"), "p.tsv: line 2", "empty field"},
+		{"bare quote", pm("a\ttarget\n1\"\t0\n"), "p.tsv: line 2", "malformed CSV"},
+		{"gzip corrupt", corrupt, "p.tsv: line ", "read error"},
+		{"gzip truncated", gz(pm("a\ttarget\n1\t0\n2\t1\n"))[:20], "p.tsv: line ", "read error"},
+		{"truncated in header", pm("a\tb\ttar"), "p.tsv: line 1: ", `no target column "target" in the header (columns: a, b, tar)`},
+		{"truncated mid row", pm("a\tb\ttarget\n1\t2\t0\n3\t"), "p.tsv: line 3: ", "2 fields, expected 3"},
+		{"truncated in quote", pm("a\ttarget\n\"1"), "p.tsv: line 2, column ", "malformed CSV"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -322,9 +387,9 @@ func TestReadTableErrors(t *testing.T) {
 		})
 	}
 	for _, c := range []errCase{
-		{"headerless one column", pm("1\n2\n"), "t.csv:1: ", "1 field(s), expected at least one feature and the target"},
-		{"headerless ragged", pm("1,2,0\n1,0\n"), "t.csv:2: ", "2 fields, expected 3"},
-		{"blood stray text", pm("2 ,50,1\r\n0 ,1 3,0\r\n"), "t.csv:2: ", `"1 3" is not a finite number`},
+		{"headerless one column", pm("1\n2\n"), "t.csv: line 1", "1 field(s), expected at least one feature and the target"},
+		{"headerless ragged", pm("1,2,0\n1,0\n"), "t.csv: line 2", "2 fields, expected 3"},
+		{"blood stray text", pm("2 ,50,1\r\n0 ,1 3,0\r\n"), "t.csv: line 2, column 4: ", `column 2 (unnamed): "1 3" is not a number`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadTable(bytes.NewReader(c.in), "t.csv", TableOptions{})
@@ -387,38 +452,43 @@ func TestReadARFF(t *testing.T) {
 func TestReadARFFErrors(t *testing.T) {
 	hdr := "@relation r\n@attribute a numeric\n@attribute b {x,y}\n@attribute class {p,q}\n@data\n"
 	cases := []errCase{
-		{"empty", nil, "a.arff:1: ", "end of file, expected an ARFF header"},
-		{"only comments", []byte("% nothing\n%\n"), "a.arff:3: ", "end of file, expected an ARFF header"},
-		{"attribute first", []byte("@attribute a numeric\n"), "a.arff:1: ", "@attribute before @relation"},
-		{"text in header", []byte("@relation r\nhello\n"), "a.arff:2: ", `"hello" in the header, expected @relation, @attribute or @data`},
-		{"unknown directive", []byte("@relation r\n@inputs a\n"), "a.arff:2: ", `unknown directive "@inputs"`},
-		{"second relation", []byte("@relation r\n@relation s\n"), "a.arff:2: ", "second @relation (the first is on line 1)"},
-		{"relation without name", []byte("@relation\n"), "a.arff:1: ", "@relation without a name"},
-		{"no data section", []byte("@relation r\n@attribute a numeric\n@attribute c {x}\n"), "a.arff:4: ", "end of file in the header, expected @data"},
-		{"data before attributes", []byte("@relation r\n@data\n1\n"), "a.arff:2: ", "@data after 0 attribute(s)"},
-		{"unknown type", []byte("@relation r\n@attribute a numbers\n"), "a.arff:2: ", `attribute "a": unknown type "numbers"`},
-		{"missing type", []byte("@relation r\n@attribute a\n"), "a.arff:2: ", `@attribute "a" has no type`},
-		{"string attribute", []byte("@relation r\n@attribute s string\n"), "a.arff:2: ", "string attributes are not supported"},
-		{"date attribute", []byte("@relation r\n@attribute d date \"yyyy\"\n"), "a.arff:2: ", "date attributes are not supported"},
-		{"unclosed nominal", []byte("@relation r\n@attribute b {x,y\n"), "a.arff:2: ", "nominal list without a closing '}'"},
-		{"empty category", []byte("@relation r\n@attribute b {x,,y}\n"), "a.arff:2: ", "empty category"},
-		{"duplicate category", []byte("@relation r\n@attribute b {x,y,x}\n"), "a.arff:2: ", `category "x" appears twice`},
-		{"duplicate attribute", []byte("@relation r\n@attribute a numeric\n@attribute a real\n"), "a.arff:3: ", `attribute "a" already declared on line 2`},
-		{"unterminated quote in header", []byte("@relation r\n@attribute 'a numeric\n"), "a.arff:2: ", "unterminated '-quoted string"},
-		{"no rows", []byte(hdr + "% none\n"), "a.arff:7: ", "no data rows after @data (line 5)"},
-		{"too few values", []byte(hdr + "1,x,p\n2,y\n"), "a.arff:7: ", "2 values, expected 3 (one per @attribute)"},
-		{"too many values", []byte(hdr + "1,x,p,q\n"), "a.arff:6: ", "4 values, expected 3"},
-		{"unknown category", []byte(hdr + "1,z,p\n"), "a.arff:6: ", `attribute "b": "z" is not one of its categories {x,y}`},
-		{"unknown class", []byte(hdr + "1,x,r\n"), "a.arff:6: ", `attribute "class": "r" is not one of its categories`},
-		{"non-numeric", []byte(hdr + "1,x,p\none,x,p\n"), "a.arff:7: ", `attribute "a": "one" is not a finite number`},
-		{"NaN literal", []byte(hdr + "NaN,x,p\n"), "a.arff:6: ", `"NaN" is not a finite number`},
-		{"missing class", []byte(hdr + "1,x,?\n"), "a.arff:6: ", `missing class value (attribute "class")`},
-		{"unterminated quote in data", []byte(hdr + "1,'x,p\n"), "a.arff:6: ", "unterminated '-quoted string"},
-		{"text after quote", []byte(hdr + "1,'x'y,p\n"), "a.arff:6: ", `after the quoted value "x", expected ','`},
-		{"sparse row", []byte(hdr + "{0 1, 2 p}\n"), "a.arff:6: ", "sparse ARFF rows"},
-		{"directive in data", []byte(hdr + "@attribute z numeric\n"), "a.arff:6: ", "directive \"@attribute z numeric\" after @data (line 5)"},
-		{"quoted missing is a value", []byte(hdr + "1,'?',p\n"), "a.arff:6: ", `"?" is not one of its categories`},
-		{"gzip truncated", gz([]byte(hdr + "1,x,p\n"))[:40], "a.arff:", "read error"},
+		{"empty", nil, "a.arff: line 1", "end of file, expected an ARFF header"},
+		{"only comments", []byte("% nothing\n%\n"), "a.arff: line 3", "end of file, expected an ARFF header"},
+		{"attribute first", []byte("@attribute a numeric\n"), "a.arff: line 1", "@attribute before @relation"},
+		{"text in header", []byte("@relation r\nhello\n"), "a.arff: line 2", `"hello" in the header, expected @relation, @attribute or @data`},
+		{"unknown directive", []byte("@relation r\n@inputs a\n"), "a.arff: line 2", `unknown directive "@inputs"`},
+		{"second relation", []byte("@relation r\n@relation s\n"), "a.arff: line 2", "second @relation (the first is on line 1)"},
+		{"relation without name", []byte("@relation\n"), "a.arff: line 1", "@relation without a name"},
+		{"no data section", []byte("@relation r\n@attribute a numeric\n@attribute c {x}\n"), "a.arff: line 4", "end of file in the header, expected @data"},
+		{"data before attributes", []byte("@relation r\n@data\n1\n"), "a.arff: line 2", "@data after 0 attribute(s)"},
+		{"unknown type", []byte("@relation r\n@attribute a numbers\n"), "a.arff: line 2", `attribute "a": unknown type "numbers"`},
+		{"missing type", []byte("@relation r\n@attribute a\n"), "a.arff: line 2", `@attribute "a" has no type`},
+		{"string attribute", []byte("@relation r\n@attribute s string\n"), "a.arff: line 2", "string attributes are not supported"},
+		{"date attribute", []byte("@relation r\n@attribute d date \"yyyy\"\n"), "a.arff: line 2", "date attributes are not supported"},
+		{"unclosed nominal", []byte("@relation r\n@attribute b {x,y\n"), "a.arff: line 2", "nominal list without a closing '}'"},
+		{"empty category", []byte("@relation r\n@attribute b {x,,y}\n"), "a.arff: line 2", "empty category"},
+		{"duplicate category", []byte("@relation r\n@attribute b {x,y,x}\n"), "a.arff: line 2", `category "x" appears twice`},
+		{"duplicate attribute", []byte("@relation r\n@attribute a numeric\n@attribute a real\n"), "a.arff: line 3", `attribute "a" already declared on line 2`},
+		{"unterminated quote in header", []byte("@relation r\n@attribute 'a numeric\n"), "a.arff: line 2", "unterminated '-quoted string"},
+		{"no rows", []byte(hdr + "% none\n"), "a.arff: line 7", "no data rows after @data (line 5)"},
+		{"too few values", []byte(hdr + "1,x,p\n2,y\n"), "a.arff: line 7", "2 values, expected 3 (one per @attribute)"},
+		{"too many values", []byte(hdr + "1,x,p,q\n"), "a.arff: line 6", "4 values, expected 3"},
+		{"unknown category", []byte(hdr + "1,z,p\n"), "a.arff: line 6", `attribute "b": "z" is not one of its categories {x,y}`},
+		{"unknown class", []byte(hdr + "1,x,r\n"), "a.arff: line 6", `attribute "class": "r" is not one of its categories`},
+		{"non-numeric", []byte(hdr + "1,x,p\none,x,p\n"), "a.arff: line 7, column 1: ", `attribute "a": "one" is not a number, expected a finite decimal number (a missing value is written ?)`},
+		{"NaN literal", []byte(hdr + "NaN,x,p\n"), "a.arff: line 6, column 1: ", `attribute "a": NaN ("NaN"), expected a finite number (a missing value is written ?)`},
+		{"inf literal", []byte(hdr + "1,x,p\n -inf , y ,q\n"), "a.arff: line 7, column 2: ", `attribute "a": infinity ("-inf")`},
+		{"overflow", []byte(hdr + "1e400,x,p\n"), "a.arff: line 6, column 1: ", `"1e400" is beyond the float64 range`},
+		{"missing class", []byte(hdr + "1,x,?\n"), "a.arff: line 6", `missing class value (attribute "class")`},
+		{"unterminated quote in data", []byte(hdr + "1,'x,p\n"), "a.arff: line 6", "unterminated '-quoted string"},
+		{"text after quote", []byte(hdr + "1,'x'y,p\n"), "a.arff: line 6", `after the quoted value "x", expected ','`},
+		{"sparse row", []byte(hdr + "{0 1, 2 p}\n"), "a.arff: line 6", "sparse ARFF rows"},
+		{"directive in data", []byte(hdr + "@attribute z numeric\n"), "a.arff: line 6", "directive \"@attribute z numeric\" after @data (line 5)"},
+		{"quoted missing is a value", []byte(hdr + "1,'?',p\n"), "a.arff: line 6", `"?" is not one of its categories`},
+		{"gzip truncated", gz([]byte(hdr + "1,x,p\n"))[:40], "a.arff: line ", "read error"},
+		{"truncated in attributes", []byte(hdr[:33]), "a.arff: line 3: ", "end of file in the header, expected @data"},
+		{"truncated in nominal list", []byte(hdr[:48]), "a.arff: line 3: ", "nominal list without a closing '}'"},
+		{"truncated mid row", []byte(hdr + "1,x,p\n2,y"), "a.arff: line 7: ", "2 values, expected 3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -428,6 +498,6 @@ func TestReadARFFErrors(t *testing.T) {
 	}
 	t.Run("unknown class attribute", func(t *testing.T) {
 		_, err := ReadARFF(strings.NewReader(hdr+"1,x,p\n"), "a.arff", "label")
-		expectParseError(t, err, errCase{"", nil, "a.arff:5: ", `no attribute named "label" to use as the class`})
+		expectParseError(t, err, errCase{"", nil, "a.arff: line 5", `no attribute named "label" to use as the class`})
 	})
 }

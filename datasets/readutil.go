@@ -112,17 +112,31 @@ func (lr *lineReader) next() (line string, ok bool, err error) {
 	return s, true, nil
 }
 
-// parseNumber parses a finite decimal number, trimming surrounding spaces.
-// NaN, infinities and out-of-range values are errors: missing values have their own
-// notation in the formats that allow them.
+// parseNumber parses a finite decimal number such as "3", "-0.25" or "1e-3", trimming
+// surrounding spaces. Everything else is an error that says what was found: an empty field,
+// text, a hexadecimal or otherwise non-decimal number, "NaN", an infinity ("inf", "Infinity")
+// or a value beyond the float64 range. Missing values are not NaN text: the formats that
+// allow them have their own notation (ARFF "?"), handled by their readers.
 func parseNumber(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, errors.New("empty field, expected a number")
+		return 0, errors.New("empty field, expected a finite number")
+	}
+	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
+	case "nan":
+		return 0, fmt.Errorf("NaN (%q), expected a finite number", t)
+	case "inf", "infinity":
+		return 0, fmt.Errorf("infinity (%q), expected a finite number", t)
+	}
+	if strings.Trim(t, "0123456789+-.eE") != "" {
+		return 0, fmt.Errorf("%q is not a number, expected a finite decimal number", clip(t))
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a finite number", clip(t))
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("%q is beyond the float64 range, expected a finite number", clip(t))
+		}
+		return 0, fmt.Errorf("%q is not a number, expected a finite decimal number", clip(t))
 	}
 	return v, nil
 }
@@ -134,7 +148,7 @@ func parseClassCode(s string) (int, error) {
 		return 0, err
 	}
 	if v != math.Trunc(v) || v < 0 || v > 1<<30 {
-		return 0, fmt.Errorf("class label %q is not a non-negative integer", clip(strings.TrimSpace(s)))
+		return 0, fmt.Errorf("class label %q, expected a non-negative integer class code", clip(strings.TrimSpace(s)))
 	}
 	return int(v), nil
 }

@@ -306,8 +306,8 @@ func (o *opener) read(i int, parse func(io.Reader, string) (*Dataset, error)) (*
 	return d, nil
 }
 
-// readIDX reads the IDX images in file i and the labels in file i+1.
-func (o *opener) readIDX(i int) (*Dataset, error) {
+// readIDX reads the IDX images in file i and the labels in file i+1, labels below classes.
+func (o *opener) readIDX(i, classes int) (*Dataset, error) {
 	im, err := o.open(i)
 	if err != nil {
 		return nil, err
@@ -317,7 +317,7 @@ func (o *opener) readIDX(i int) (*Dataset, error) {
 		im.finish(nil)
 		return nil, err
 	}
-	d, err := ReadIDX(im, im.name, lb, lb.name)
+	d, err := readIDX(im, im.name, lb, lb.name, classes)
 	errLabels := lb.finish(err)
 	errImages := im.finish(err)
 	var ce *ChecksumError
@@ -522,11 +522,11 @@ func sklearnSource(file string) string {
 // registry returns the registry datasets; a fresh copy each call.
 func registry() []Info {
 	idx := func(o *opener) (*Dataset, *Dataset, error) {
-		train, err := o.readIDX(0)
+		train, err := o.readIDX(0, 10)
 		if err != nil {
 			return nil, nil, err
 		}
-		test, err := o.readIDX(2)
+		test, err := o.readIDX(2, 10)
 		if err != nil {
 			return nil, nil, err
 		}

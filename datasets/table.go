@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -22,7 +23,11 @@ func newCSVReader(r io.Reader, name string, comma rune) (*csvReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	cr := csv.NewReader(zr)
+	br := bufio.NewReader(zr)
+	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -41,7 +46,7 @@ func (c *csvReader) next() (rec []string, ok bool, err error) {
 	if err != nil {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return nil, false, &ParseError{File: c.name, Line: max(pe.Line, 1), Msg: "malformed CSV", Err: pe.Err}
+			return nil, false, &ParseError{File: c.name, Line: max(pe.Line, 1), Column: max(pe.Column, 0), Msg: "malformed CSV", Err: pe.Err}
 		}
 		return nil, false, &ParseError{File: c.name, Line: c.line + 1, Msg: readErrorMsg(err), Err: err}
 	}
@@ -56,14 +61,22 @@ func (c *csvReader) errf(format string, args ...any) *ParseError {
 	return lineErr(c.name, c.line, format, args...)
 }
 
+// fieldErr returns a *ParseError at field j (0-based) of the record last returned.
+func (c *csvReader) fieldErr(j int, format string, args ...any) *ParseError {
+	line, col := c.r.FieldPos(j)
+	return fieldErr(c.name, line, col, format, args...)
+}
+
 // ReadSklearnCSV parses a CSV file in scikit-learn's bundled-data format (iris.csv,
 // wine_data.csv, breast_cancer.csv, boston_house_prices.csv), gzip-compressed or not.
 //
 // The first line is "n_samples,n_features,name0,name1,…". When class names are given, each
-// following row holds n_features numbers and an integer class index into them. When the
-// names are all empty, the data is a regression dataset: an optional line of column names
-// follows (as in boston_house_prices.csv) and each row ends with a real target. The file
-// must hold exactly n_samples rows of n_features+1 fields.
+// following row holds n_features finite decimal numbers ("NaN" and "inf" are errors) and an
+// integer class index into the names. When the names are all empty, the data is a
+// regression dataset: an optional line of column names follows (as in
+// boston_house_prices.csv) and each row ends with a real target. The file must hold exactly
+// n_samples rows of n_features+1 fields. An error names the line and, for a bad value, its
+// column.
 func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 	c, err := newCSVReader(r, name, ',')
 	if err != nil {
@@ -82,7 +95,11 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 	n, err1 := strconv.Atoi(hdr[0])
 	d, err2 := strconv.Atoi(hdr[1])
 	if err1 != nil || err2 != nil || n <= 0 || d <= 0 {
-		return nil, c.errf("header starts %q,%q, expected positive integers n_samples,n_features", clip(hdr[0]), clip(hdr[1]))
+		j := 0
+		if err1 == nil && n > 0 {
+			j = 1
+		}
+		return nil, c.fieldErr(j, "header starts %q,%q, expected positive integers n_samples,n_features", clip(hdr[0]), clip(hdr[1]))
 	}
 	classes := slices.Clone(hdr[2:])
 	regression := true
@@ -94,10 +111,12 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 	if regression {
 		classes = nil
 	} else if i := slices.Index(classes, ""); i >= 0 {
-		return nil, c.errf("class name %d is empty", i)
+		return nil, c.fieldErr(2+i, "class name %d is empty, expected a name for each class", i)
 	}
 	ds := &Dataset{Name: name, D: d, Shape: []int{d}, Classes: classes}
-	names := numberedNames("x", d)
+	// The feature names are made at the end: n_features is not trusted for an allocation
+	// before rows of that many fields have been read.
+	var names []string
 	first := true
 	for {
 		rec, ok, err := c.next()
@@ -113,7 +132,7 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 				if len(rec) != d+1 {
 					return nil, c.errf("column-name line has %d fields, expected %d (features and target)", len(rec), d+1)
 				}
-				copy(names, rec[:d])
+				names = slices.Clone(rec[:d])
 				first = false
 				continue
 			}
@@ -128,23 +147,23 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 		for j, f := range rec[:d] {
 			v, err := parseNumber(f)
 			if err != nil {
-				return nil, c.errf("feature %d: %v", j+1, err)
+				return nil, c.fieldErr(j, "feature %d: %v", j+1, err)
 			}
 			ds.X = append(ds.X, v)
 		}
 		if regression {
 			v, err := parseNumber(rec[d])
 			if err != nil {
-				return nil, c.errf("target: %v", err)
+				return nil, c.fieldErr(d, "target: %v", err)
 			}
 			ds.Target = append(ds.Target, v)
 		} else {
 			y, err := parseClassCode(rec[d])
 			if err != nil {
-				return nil, c.errf("last field: %v", err)
+				return nil, c.fieldErr(d, "last field: %v", err)
 			}
 			if y >= len(classes) {
-				return nil, c.errf("class index %d, expected below %d (the header names %d classes)", y, len(classes), len(classes))
+				return nil, c.fieldErr(d, "class index %d, expected below %d (the header names %d classes)", y, len(classes), len(classes))
 			}
 			ds.Y = append(ds.Y, y)
 		}
@@ -152,6 +171,9 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 	}
 	if ds.N != n {
 		return nil, c.errf("end of file after %d rows, but the header announces %d", ds.N, n)
+	}
+	if names == nil {
+		names = numberedNames("x", d)
 	}
 	ds.Features = numericFeatures(names)
 	return ds, nil
@@ -187,7 +209,8 @@ type TableOptions struct {
 // line of column names, then rows with the same number of fields, one of them the target
 // (see [TableOptions]). Quoted fields, CRLF line ends and spaces around values (as in the
 // UCI blood-transfusion file, "2 ,50,12500,98 ,1") are accepted; every other field must be a
-// finite number. Features are named by the header or x0, x1, ….
+// finite decimal number ("NaN" and "inf" are errors). Features are named by the header or
+// x0, x1, …. An error names the line and, for a bad value, its column.
 func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 	comma := opt.Comma
 	if comma == 0 {
@@ -254,20 +277,20 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 			}
 			v, err := parseNumber(f)
 			if err != nil {
-				return nil, c.errf("column %d (%s): %v", j+1, columnName(names, j), err)
+				return nil, c.fieldErr(j, "column %d (%s): %v", j+1, columnName(names, j), err)
 			}
 			ds.X = append(ds.X, v)
 		}
 		if opt.Regression {
 			v, err := parseNumber(rec[target])
 			if err != nil {
-				return nil, c.errf("target column %d (%s): %v", target+1, columnName(names, target), err)
+				return nil, c.fieldErr(target, "target column %d (%s): %v", target+1, columnName(names, target), err)
 			}
 			ds.Target = append(ds.Target, v)
 		} else {
 			y, err := parseClassCode(rec[target])
 			if err != nil {
-				return nil, c.errf("target column %d (%s): %v", target+1, columnName(names, target), err)
+				return nil, c.fieldErr(target, "target column %d (%s): %v", target+1, columnName(names, target), err)
 			}
 			codes = append(codes, y)
 		}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CI: run every Go fuzz target of the parser packages for a bounded time, one at a time with
+# one worker, and fail if any finds a crash or a violated property.
+#
+#   FUZZTIME   how long each target runs: a duration (10s, 1m) or an execution count
+#              (1000000x); default 10s
+#   FUZZ_PKGS  the packages whose Fuzz* targets run; default ./datasets
+#
+# A failing input is written by go test to <pkg>/testdata/fuzz/<FuzzName>/<hash>: commit it
+# with the fix, and it runs as a regression test in every plain `go test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+fuzztime=${FUZZTIME:-10s}
+pkgs=${FUZZ_PKGS:-./datasets}
+failed=()
+for pkg in $pkgs; do
+	targets=$(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true)
+	if [ -z "$targets" ]; then
+		echo "no fuzz targets in $pkg" >&2
+		exit 1
+	fi
+	for t in $targets; do
+		echo "== fuzz $pkg $t ($fuzztime)"
+		start=$(date +%s)
+		if ! go test "$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" -parallel 1; then
+			failed+=("$pkg $t")
+		fi
+		echo "== $t took $(( $(date +%s) - start ))s"
+	done
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	printf 'fuzzing failed: %s\n' "${failed[@]}" >&2
+	echo "the failing inputs are under testdata/fuzz/ (git status shows them)" >&2
+	exit 1
+fi
+echo "fuzzing passed"
