@@ -115,6 +115,13 @@ func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
 }
 
 func unaryKernel[T Float](op *unaryOp, y, x []T) {
+	if vecUnary(op, y, x) {
+		return
+	}
+	unaryScalar(op, y, x)
+}
+
+func unaryScalar[T Float](op *unaryOp, y, x []T) {
 	x = x[:len(y)]
 	switch op.kind {
 	case kNeg:
@@ -350,6 +357,13 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 
 // binaryRow computes y[i] = a[i·sa] ∘ b[i·sb] for one row.
 func binaryRow[T Float](k binaryKind, y, a, b []T, sa, sb int) {
+	if vecBinary(k, y, a, b, sa, sb) {
+		return
+	}
+	binaryRowScalar(k, y, a, b, sa, sb)
+}
+
+func binaryRowScalar[T Float](k binaryKind, y, a, b []T, sa, sb int) {
 	switch {
 	case sa == 1 && sb == 1:
 		a, b = a[:len(y)], b[:len(y)]
@@ -540,6 +554,13 @@ func gateDo[T Float](op *gateOp, dst, xv, gv G.Value) (G.Value, error) {
 }
 
 func gateKernel[T Float](y, x, g []T) {
+	if vecGate(y, x, g) {
+		return
+	}
+	gateScalar(y, x, g)
+}
+
+func gateScalar[T Float](y, x, g []T) {
 	x, g = x[:len(y)], g[:len(y)]
 	for i := range y {
 		// branch-free select: a mispredicted branch per element costs more than the multiply

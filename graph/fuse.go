@@ -255,10 +255,7 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 		case *gateOp:
 			x, _ := src(in, 0)
 			g, _ := src(in, 1)
-			x, g = x[:n], g[:n]
-			for i := range dst {
-				dst[i] = g[i] * T(b2i(x[i] > 0))
-			}
+			gateKernel(dst, x, g)
 		case *broadcastToOp:
 			x, _ := src(in, 0)
 			c := x[0]

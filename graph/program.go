@@ -43,6 +43,7 @@ type OpTime struct {
 	Calls    int
 	Seconds  float64
 	Elements int64 // output elements written
+	Flops    int64 // floating-point operations of matrix products and convolutions
 }
 
 // Profile turns per-op timing on (or off, discarding it); OpTimes reports it. It costs two
@@ -159,6 +160,7 @@ func (p *Program) Run(ctx context.Context) error {
 			t.Calls++
 			t.Seconds += time.Since(t0).Seconds()
 			t.Elements += int64(n.Shape().TotalSize())
+			t.Flops += opFlops(op)
 		}
 		if err != nil {
 			return fmt.Errorf("graph: running %s: %w", n.Name(), err)
@@ -317,4 +319,16 @@ func SetFlat(dst []*tensor.Dense, flat []float64) error {
 		return fmt.Errorf("graph: SetFlat of %d values into tensors of %d", len(flat), off)
 	}
 	return nil
+}
+
+// opFlops counts the multiply-adds (as two operations) of matrix products and convolutions.
+func opFlops(op G.Op) int64 {
+	switch o := op.(type) {
+	case *matMulOp:
+		return 2 * int64(o.m) * int64(o.n) * int64(o.k)
+	case *convOp:
+		w := o.w
+		return 2 * int64(w.N) * int64(o.f) * int64(w.C*w.KH*w.KW) * int64(w.OH*w.OW)
+	}
+	return 0
 }

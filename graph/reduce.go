@@ -348,6 +348,9 @@ func sum[T Float](x []T) T {
 }
 
 func sumSerial[T Float](x []T) T {
+	if s, ok := vecSum(x); ok {
+		return s
+	}
 	var s [8]T
 	i := 0
 	for ; i+8 <= len(x); i += 8 {

@@ -84,12 +84,13 @@ func TestProfileOps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	total := 0.0
+	total, flops := 0.0, int64(0)
 	for _, o := range lastProgram.OpTimes() {
 		total += o.Seconds
+		flops += o.Flops
 	}
 	for _, o := range lastProgram.OpTimes()[:min(40, len(lastProgram.OpTimes()))] {
-		t.Logf("%6.2f%% %8.3f ms/step %4d calls %s", 100*o.Seconds/total, o.Seconds*1e3/20, o.Calls/20, o.Op)
+		t.Logf("%6.2f%% %8.3f ms/step %4d calls %7.2f MFLOP %s", 100*o.Seconds/total, o.Seconds*1e3/20, o.Calls/20, float64(o.Flops)/20e6, o.Op)
 	}
-	t.Logf("total %.3f ms/step", total*1e3/20)
+	t.Logf("total %.3f ms/step, %.1f MFLOP/step", total*1e3/20, float64(flops)/20e6)
 }

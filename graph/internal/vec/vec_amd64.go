@@ -1,0 +1,37 @@
+// Package vec holds hyperflat's float32 elementwise kernels in AVX2 assembly: Go does not
+// vectorize loops, and a scalar elementwise pass costs about as much as a float32 matrix
+// product's worth of the same data. Each function processes the largest multiple of 8
+// elements; callers finish the tail.
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// Available reports whether the CPU has AVX2 (and FMA, for AffineF32).
+var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func AddF32(y, a, b *float32, n int)
+
+//go:noescape
+func SubF32(y, a, b *float32, n int)
+
+//go:noescape
+func MulF32(y, a, b *float32, n int)
+
+//go:noescape
+func DivF32(y, a, b *float32, n int)
+
+//go:noescape
+func AffineF32(y, x *float32, n int, alpha, beta float32)
+
+//go:noescape
+func ReluF32(y, x *float32, n int)
+
+//go:noescape
+func GateF32(y, x, gr *float32, n int)
+
+//go:noescape
+func StepF32(y, x *float32, n int)
+
+//go:noescape
+func SumF32(x *float32, n int) float32

@@ -1,0 +1,380 @@
+#include "textflag.h"
+
+// func AddF32(y, a, b *float32, n int): y[i] = a[i] + b[i] for i < n (n a multiple of 8).
+TEXT ·AddF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+AddF32_32:
+	CMPQ CX, $32
+	JLT AddF32_8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP AddF32_32
+AddF32_8:
+	CMPQ CX, $8
+	JLT AddF32_done
+	VMOVUPS (SI), Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP AddF32_8
+AddF32_done:
+	VZEROUPPER
+	RET
+
+// func SubF32(y, a, b *float32, n int): y[i] = a[i] − b[i] for i < n (n a multiple of 8).
+TEXT ·SubF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+SubF32_32:
+	CMPQ CX, $32
+	JLT SubF32_8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VSUBPS (DX), Y0, Y0
+	VSUBPS 32(DX), Y1, Y1
+	VSUBPS 64(DX), Y2, Y2
+	VSUBPS 96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP SubF32_32
+SubF32_8:
+	CMPQ CX, $8
+	JLT SubF32_done
+	VMOVUPS (SI), Y0
+	VSUBPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP SubF32_8
+SubF32_done:
+	VZEROUPPER
+	RET
+
+// func MulF32(y, a, b *float32, n int): y[i] = a[i] · b[i] for i < n (n a multiple of 8).
+TEXT ·MulF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+MulF32_32:
+	CMPQ CX, $32
+	JLT MulF32_8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMULPS (DX), Y0, Y0
+	VMULPS 32(DX), Y1, Y1
+	VMULPS 64(DX), Y2, Y2
+	VMULPS 96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP MulF32_32
+MulF32_8:
+	CMPQ CX, $8
+	JLT MulF32_done
+	VMOVUPS (SI), Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP MulF32_8
+MulF32_done:
+	VZEROUPPER
+	RET
+
+// func DivF32(y, a, b *float32, n int): y[i] = a[i] / b[i] for i < n (n a multiple of 8).
+TEXT ·DivF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+DivF32_32:
+	CMPQ CX, $32
+	JLT DivF32_8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VDIVPS (DX), Y0, Y0
+	VDIVPS 32(DX), Y1, Y1
+	VDIVPS 64(DX), Y2, Y2
+	VDIVPS 96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP DivF32_32
+DivF32_8:
+	CMPQ CX, $8
+	JLT DivF32_done
+	VMOVUPS (SI), Y0
+	VDIVPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP DivF32_8
+DivF32_done:
+	VZEROUPPER
+	RET
+
+// func AffineF32(y, x *float32, n int, alpha, beta float32): y[i] = alpha·x[i] + beta (n a multiple of 8)
+TEXT ·AffineF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ x+8(FP), DX
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y14
+	VBROADCASTSS beta+28(FP), Y15
+AffineF32_32:
+	CMPQ CX, $32
+	JLT AffineF32_8
+	VMOVUPS 0(SI), Y0
+	VFMADD213PS Y15, Y14, Y0
+	VMOVUPS 32(SI), Y1
+	VFMADD213PS Y15, Y14, Y1
+	VMOVUPS 64(SI), Y2
+	VFMADD213PS Y15, Y14, Y2
+	VMOVUPS 96(SI), Y3
+	VFMADD213PS Y15, Y14, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP AffineF32_32
+AffineF32_8:
+	CMPQ CX, $8
+	JLT AffineF32_done
+	VMOVUPS 0(SI), Y0
+	VFMADD213PS Y15, Y14, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP AffineF32_8
+AffineF32_done:
+	VZEROUPPER
+	RET
+
+// func ReluF32(y, x *float32, n int): y[i] = max(0, x[i]), NaN kept (n a multiple of 8)
+TEXT ·ReluF32(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ x+8(FP), DX
+	MOVQ n+16(FP), CX
+	VXORPS Y15, Y15, Y15
+ReluF32_32:
+	CMPQ CX, $32
+	JLT ReluF32_8
+	VMAXPS 0(SI), Y15, Y0
+	VMAXPS 32(SI), Y15, Y1
+	VMAXPS 64(SI), Y15, Y2
+	VMAXPS 96(SI), Y15, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP ReluF32_32
+ReluF32_8:
+	CMPQ CX, $8
+	JLT ReluF32_done
+	VMAXPS 0(SI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP ReluF32_8
+ReluF32_done:
+	VZEROUPPER
+	RET
+
+// func GateF32(y, x, gr *float32, n int): y[i] = gr[i] where x[i] > 0, else 0 (n a multiple of 8)
+TEXT ·GateF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+GateF32_32:
+	CMPQ CX, $32
+	JLT GateF32_8
+	VMOVUPS 0(SI), Y0
+	VCMPPS $14, Y15, Y0, Y0
+	VANDPS 0(DX), Y0, Y0
+	VMOVUPS 32(SI), Y1
+	VCMPPS $14, Y15, Y1, Y1
+	VANDPS 32(DX), Y1, Y1
+	VMOVUPS 64(SI), Y2
+	VCMPPS $14, Y15, Y2, Y2
+	VANDPS 64(DX), Y2, Y2
+	VMOVUPS 96(SI), Y3
+	VCMPPS $14, Y15, Y3, Y3
+	VANDPS 96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP GateF32_32
+GateF32_8:
+	CMPQ CX, $8
+	JLT GateF32_done
+	VMOVUPS 0(SI), Y0
+	VCMPPS $14, Y15, Y0, Y0
+	VANDPS 0(DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP GateF32_8
+GateF32_done:
+	VZEROUPPER
+	RET
+
+// func StepF32(y, x *float32, n int): y[i] = 1 where x[i] > 0, else 0 (n a multiple of 8)
+TEXT ·StepF32(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ x+8(FP), DX
+	MOVQ n+16(FP), CX
+	VXORPS Y15, Y15, Y15
+	MOVL $0x3f800000, AX
+	MOVL AX, X14
+	VBROADCASTSS X14, Y14
+StepF32_32:
+	CMPQ CX, $32
+	JLT StepF32_8
+	VMOVUPS 0(SI), Y0
+	VCMPPS $14, Y15, Y0, Y0
+	VANDPS Y14, Y0, Y0
+	VMOVUPS 32(SI), Y1
+	VCMPPS $14, Y15, Y1, Y1
+	VANDPS Y14, Y1, Y1
+	VMOVUPS 64(SI), Y2
+	VCMPPS $14, Y15, Y2, Y2
+	VANDPS Y14, Y2, Y2
+	VMOVUPS 96(SI), Y3
+	VCMPPS $14, Y15, Y3, Y3
+	VANDPS Y14, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP StepF32_32
+StepF32_8:
+	CMPQ CX, $8
+	JLT StepF32_done
+	VMOVUPS 0(SI), Y0
+	VCMPPS $14, Y15, Y0, Y0
+	VANDPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP StepF32_8
+StepF32_done:
+	VZEROUPPER
+	RET
+
+// func SumF32(x *float32, n int) float32: Σ x[i] for i < n (n a multiple of 8), in 32 lanes.
+TEXT ·SumF32(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+sum_32:
+	CMPQ CX, $32
+	JLT sum_8
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP sum_32
+sum_8:
+	CMPQ CX, $8
+	JLT sum_done
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP sum_8
+sum_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+

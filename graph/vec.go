@@ -1,0 +1,129 @@
+package graph
+
+import (
+	"unsafe"
+
+	"github.com/hyperflat/hyperflat/graph/internal/vec"
+)
+
+// Float32 elementwise passes go through the AVX2 kernels of graph/internal/vec where the CPU
+// has them; each helper reports whether it handled the call (the caller then runs its scalar
+// loop) and finishes the last len mod 8 elements itself.
+
+var haveVec = vec.Available
+
+func f32s[T Float](s []T) ([]float32, bool) {
+	f, ok := any(s).([]float32)
+	return f, ok && haveVec
+}
+
+func p32(s []float32) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// vecBinary: y = a ∘ b with strides sa, sb ∈ {0, 1} (0: a single element).
+func vecBinary[T Float](k binaryKind, y, a, b []T, sa, sb int) bool {
+	y32, ok := f32s(y)
+	if !ok || len(y) < 8 {
+		return false
+	}
+	a32, b32 := any(a).([]float32), any(b).([]float32)
+	n := len(y32)
+	n8 := n &^ 7
+	switch {
+	case sa == 1 && sb == 1:
+		a32, b32 = a32[:n], b32[:n]
+		switch k {
+		case kAdd:
+			vec.AddF32(p32(y32), p32(a32), p32(b32), n8)
+		case kSub:
+			vec.SubF32(p32(y32), p32(a32), p32(b32), n8)
+		case kMul:
+			vec.MulF32(p32(y32), p32(a32), p32(b32), n8)
+		case kDiv:
+			vec.DivF32(p32(y32), p32(a32), p32(b32), n8)
+		}
+	case sa == 1 && sb == 0 && k != kDiv:
+		a32 = a32[:n]
+		c := b32[0]
+		alpha, beta := float32(1), c
+		switch k {
+		case kSub:
+			beta = -c
+		case kMul:
+			alpha, beta = c, 0
+		}
+		vec.AffineF32(p32(y32), p32(a32), n8, alpha, beta)
+	case sa == 0 && sb == 1 && k != kDiv:
+		b32 = b32[:n]
+		c := a32[0]
+		alpha, beta := float32(1), c
+		switch k {
+		case kSub:
+			alpha = -1
+		case kMul:
+			alpha, beta = c, 0
+		}
+		vec.AffineF32(p32(y32), p32(b32), n8, alpha, beta)
+	default:
+		return false
+	}
+	if n8 < n {
+		binaryRowScalar(k, y[n8:], a[n8*sa:], b[n8*sb:], sa, sb)
+	}
+	return true
+}
+
+// vecUnary: the unary ops that are a few instructions per element.
+func vecUnary[T Float](op *unaryOp, y, x []T) bool {
+	y32, ok := f32s(y)
+	if !ok || len(y) < 8 {
+		return false
+	}
+	x32 := any(x).([]float32)[:len(y32)]
+	n8 := len(y32) &^ 7
+	switch op.kind {
+	case kNeg:
+		vec.AffineF32(p32(y32), p32(x32), n8, -1, 0)
+	case kAffine:
+		vec.AffineF32(p32(y32), p32(x32), n8, float32(op.a), float32(op.b))
+	case kReLU:
+		vec.ReluF32(p32(y32), p32(x32), n8)
+	case kStep:
+		vec.StepF32(p32(y32), p32(x32), n8)
+	case kSquare:
+		vec.MulF32(p32(y32), p32(x32), p32(x32), n8)
+	default:
+		return false
+	}
+	if n8 < len(y) {
+		unaryScalar(op, y[n8:], x[n8:])
+	}
+	return true
+}
+
+// vecGate: y = g where x > 0, else 0.
+func vecGate[T Float](y, x, g []T) bool {
+	y32, ok := f32s(y)
+	if !ok || len(y) < 8 {
+		return false
+	}
+	n8 := len(y32) &^ 7
+	vec.GateF32(p32(y32), p32(any(x).([]float32)[:len(y32)]), p32(any(g).([]float32)[:len(y32)]), n8)
+	if n8 < len(y) {
+		gateScalar(y[n8:], x[n8:], g[n8:])
+	}
+	return true
+}
+
+// vecSum: Σ x in 32 lanes.
+func vecSum[T Float](x []T) (T, bool) {
+	x32, ok := f32s(x)
+	if !ok || len(x) < 8 {
+		return 0, false
+	}
+	n8 := len(x32) &^ 7
+	s := vec.SumF32(p32(x32), n8)
+	for _, e := range x32[n8:] {
+		s += e
+	}
+	return T(s), true
+}

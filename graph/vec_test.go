@@ -1,0 +1,76 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestVecKernels compares the AVX2 elementwise kernels with the scalar loops on every length
+// up to 70 and a few long ones.
+func TestVecKernels(t *testing.T) {
+	if !haveVec {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	lens := []int{}
+	for n := 0; n <= 70; n++ {
+		lens = append(lens, n)
+	}
+	lens = append(lens, 1000, 4099)
+	near := func(a, b float32) bool {
+		if math.IsNaN(float64(a)) || math.IsNaN(float64(b)) {
+			return math.IsNaN(float64(a)) == math.IsNaN(float64(b))
+		}
+		return math.Abs(float64(a-b)) <= 1e-6*(1+math.Abs(float64(b)))
+	}
+	for _, n := range lens {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())+3
+		}
+		c := []float32{1.5}
+		got, want := make([]float32, n), make([]float32, n)
+		for k := kAdd; k <= kDiv; k++ {
+			for _, st := range [][2]int{{1, 1}, {1, 0}, {0, 1}} {
+				x, y := a, b
+				if st[0] == 0 {
+					x = c
+				}
+				if st[1] == 0 {
+					y = c
+				}
+				binaryRow(k, got, x, y, st[0], st[1])
+				binaryRowScalar(k, want, x, y, st[0], st[1])
+				for i := range got {
+					if !near(got[i], want[i]) {
+						t.Fatalf("binary %v %v n %d: [%d] = %v, want %v", binaryNames[k], st, n, i, got[i], want[i])
+					}
+				}
+			}
+		}
+		for _, op := range []*unaryOp{{kind: kNeg}, {kind: kAffine, a: -1.5, b: 0.25}, {kind: kReLU}, {kind: kStep}, {kind: kSquare}} {
+			unaryKernel(op, got, a)
+			unaryScalar(op, want, a)
+			for i := range got {
+				if !near(got[i], want[i]) {
+					t.Fatalf("unary %v n %d: [%d] = %v, want %v", unaryNames[op.kind], n, i, got[i], want[i])
+				}
+			}
+		}
+		gateKernel(got, a, b)
+		gateScalar(want, a, b)
+		for i := range got {
+			if !near(got[i], want[i]) {
+				t.Fatalf("gate n %d: [%d] = %v, want %v", n, i, got[i], want[i])
+			}
+		}
+		var ws float64
+		for _, e := range a {
+			ws += float64(e)
+		}
+		if s := sumSerial(a); math.Abs(float64(s)-ws) > 1e-4*(1+math.Sqrt(float64(n))) {
+			t.Fatalf("sum n %d = %v, want %v", n, s, ws)
+		}
+	}
+}
