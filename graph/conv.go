@@ -370,14 +370,13 @@ func poolArgmaxDo[T Float](op *poolOp, dst, xv G.Value) (G.Value, error) {
 					o := out[oh*OW:][:OW]
 					base := 2 * oh * W
 					for ow := range o {
-						// branch-free: on real activations every comparison is a coin flip
-						a, b := r0[2*ow], r0[2*ow+1]
-						c, d := r1[2*ow], r1[2*ow+1]
-						at0 := base + 2*ow + b2i(b > a)
-						at1 := base + W + 2*ow + b2i(d > c)
-						m0, m1 := max(a, b), max(c, d)
-						at := at0 + (at1-at0)*b2i(m1 > m0)
-						o[ow] = T(at)
+						// branch-free: on real activations every comparison is a coin flip; the
+						// maxima are picked by index, not by a float max
+						j := 2 * ow
+						c0 := b2i(r0[j+1] > r0[j])
+						c1 := b2i(r1[j+1] > r1[j])
+						c2 := b2i(r1[j+c1] > r0[j+c0])
+						o[ow] = T(base + j + c0 + c2*(W+c1-c0))
 					}
 				}
 				continue

@@ -258,6 +258,10 @@ func im2colImage[T Float](w window, img, cols []T) {
 // C×H×W image (w.N is ignored).
 func col2imImage[T Float](w window, cols, img []T) {
 	np := w.OH * w.OW
+	if w.SH == 1 && w.SW == 1 && w.OW == w.W {
+		col2imSame(w, cols, img)
+		return
+	}
 	for c := 0; c < w.C; c++ {
 		plane := img[c*w.H*w.W:][:w.H*w.W]
 		for kh := 0; kh < w.KH; kh++ {
@@ -349,6 +353,49 @@ func im2colSame[T Float](w window, img, cols []T) {
 					for oh := ohLo; oh < ohHi; oh++ {
 						clear0(dst[oh*W : oh*W-dw])
 					}
+				}
+			}
+		}
+	}
+}
+
+// col2imSame is col2imImage for stride 1 and "same" width, the adjoint of im2colSame: it zeroes
+// the elements of cols that fall outside a row of the image (cols is scratch) and then adds
+// each row of cols to the shifted plane in one long vector pass.
+func col2imSame[T Float](w window, cols, img []T) {
+	W, np := w.W, w.OH*w.OW
+	for c := 0; c < w.C; c++ {
+		plane := img[c*w.H*W:][:w.H*W]
+		for kh := 0; kh < w.KH; kh++ {
+			dh := kh - w.PH
+			ohLo, ohHi := max(0, -dh), min(w.OH, w.H-dh)
+			if ohHi <= ohLo {
+				continue
+			}
+			for kw := 0; kw < w.KW; kw++ {
+				dw := kw - w.PW
+				src := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
+				switch {
+				case dw > 0:
+					for oh := ohLo; oh < ohHi; oh++ {
+						clear0(src[oh*W+W-dw : oh*W+W])
+					}
+				case dw < 0:
+					for oh := ohLo; oh < ohHi; oh++ {
+						clear0(src[oh*W : oh*W-dw])
+					}
+				}
+				lo, hi := ohLo*W, ohHi*W
+				dst := (ohLo+dh)*W + dw
+				if dst < 0 {
+					lo, dst = lo-dst, 0
+				}
+				if end := dst + (hi - lo); end > len(plane) {
+					hi -= end - len(plane)
+				}
+				if hi > lo {
+					out := plane[dst : dst+hi-lo]
+					binaryRow(kAdd, out, out, src[lo:hi], 1, 1)
 				}
 			}
 		}

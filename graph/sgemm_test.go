@@ -181,3 +181,39 @@ func TestIm2colSame(t *testing.T) {
 		}
 	}
 }
+
+// TestCol2imSame compares the stride-1 fast path of col2im with the general one.
+func TestCol2imSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, g := range []struct{ h, w, kh, kw, ph, pw, pb, pr int }{
+		{5, 5, 3, 3, 1, 1, 1, 1}, {4, 6, 2, 4, 0, 1, 1, 2}, {3, 3, 3, 3, 1, 1, 1, 1}, {2, 7, 5, 5, 2, 2, 2, 2}, {6, 4, 1, 1, 0, 0, 0, 0}, {1, 3, 3, 3, 1, 1, 1, 1},
+	} {
+		w := window{N: 1, C: 2, H: g.h, W: g.w, KH: g.kh, KW: g.kw, SH: 1, SW: 1, PH: g.ph, PW: g.pw, PB: g.pb, PR: g.pr}
+		w.OH = g.h + g.ph + g.pb - g.kh + 1
+		w.OW = g.w + g.pw + g.pr - g.kw + 1
+		n := w.C * w.KH * w.KW * w.OH * w.OW
+		cols := make([]float32, n)
+		for i := range cols {
+			cols[i] = float32(rng.NormFloat64())
+		}
+		// general path: the same columns inside a layout one column wider (extra right pad)
+		w2 := w
+		w2.OW++
+		w2.PR++
+		wide := make([]float32, w.C*w.KH*w.KW*w.OH*w2.OW)
+		for r := 0; r < w.C*w.KH*w.KW; r++ {
+			for oh := 0; oh < w.OH; oh++ {
+				copy(wide[(r*w.OH+oh)*w2.OW:][:w.OW], cols[(r*w.OH+oh)*w.OW:][:w.OW])
+			}
+		}
+		want := make([]float32, w.C*w.H*w.W)
+		col2imImage(w2, wide, want)
+		got := make([]float32, len(want))
+		col2imImage(w, append([]float32(nil), cols...), got)
+		for i := range got {
+			if math.Abs(float64(got[i]-want[i])) > 1e-5 {
+				t.Fatalf("%+v: element %d = %v, want %v", g, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -63,10 +63,15 @@ func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 	if tb { // B is stored n×k: lay out its transpose k×n
 		ws = getBuf(k * n)
 		bt := *ws
-		for j := 0; j < n; j++ {
-			row := b[j*ldb:][:k]
-			for p, e := range row {
-				bt[p*n+j] = e
+		const t = 8 // in 8×8 tiles, so that writes stay within a few cache lines
+		for j0 := 0; j0 < n; j0 += t {
+			for p0 := 0; p0 < k; p0 += t {
+				for j := j0; j < min(n, j0+t); j++ {
+					row := b[j*ldb+p0 : j*ldb+min(k, p0+t)]
+					for p, e := range row {
+						bt[(p0+p)*n+j] = e
+					}
+				}
 			}
 		}
 		b, ldb = bt, n
