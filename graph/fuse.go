@@ -125,6 +125,43 @@ func (p *Program) fuse(outputs []*G.Node) {
 			p.inlined[i] = true
 		}
 	}
+	// A cheap op of leaves (a scalar broadcast, 2·θ, a − b of materialized values) with several
+	// consumers is recomputed inside each of them rather than written out and read back, when
+	// every consumer is a kernel root over the same number of elements.
+	users := make([][]int, n)
+	for i := range p.nodes {
+		seen := map[int]bool{}
+		for _, k := range p.kids[i] {
+			if !seen[k] {
+				seen[k] = true
+				users[k] = append(users[k], i)
+			}
+		}
+	}
+	for i, nd := range p.nodes {
+		if !ew[i] || p.inlined[i] || out[nd] || consumers[i] < 2 || !cheap(nd.Op()) {
+			continue
+		}
+		ok := true
+		for _, k := range p.kids[i] {
+			ok = ok && !p.inlined[k]
+		}
+		size := nd.Shape().TotalSize()
+		for _, c := range users[i] {
+			if !root[c] {
+				ok = false
+				break
+			}
+			cs := p.nodes[c].Shape().TotalSize()
+			if !ew[c] {
+				cs = size // a sum of this node
+			}
+			ok = ok && cs == size
+		}
+		if ok {
+			p.inlined[i] = true
+		}
+	}
 	p.fused = make([]*fusedKernel, n)
 	for i := range p.nodes {
 		if !root[i] || p.inlined[i] {
@@ -266,4 +303,21 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 		res = dst
 	}
 	return res
+}
+
+// cheap reports whether recomputing op is cheaper than reading its result back: at most a
+// multiply-add per element.
+func cheap(op G.Op) bool {
+	switch o := op.(type) {
+	case *broadcastToOp, *gateOp:
+		return true
+	case *binaryOp:
+		return o.kind != kDiv
+	case *unaryOp:
+		switch o.kind {
+		case kNeg, kAffine, kReLU, kStep, kSquare:
+			return true
+		}
+	}
+	return false
 }

@@ -24,11 +24,13 @@ func BenchmarkScreen1(b *testing.B) { benchScreen(b, 1) }
 func BenchmarkScreen2(b *testing.B) { benchScreen(b, 2) }
 
 func benchScreen(b *testing.B, workers int) {
+	c0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		if _, err := screenTime(16, 10, workers); err != nil {
+		if _, err := screenTime(50, 8, workers); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
 }
 
 func benchWorkload(b *testing.B, name string) {
