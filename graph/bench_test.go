@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -135,3 +136,57 @@ func BenchmarkMLPGrad(b *testing.B) { benchRun(b, benchMLP, false) }
 func BenchmarkMLPHVP(b *testing.B)  { benchRun(b, benchMLP, true) }
 func BenchmarkCNNGrad(b *testing.B) { benchRun(b, benchCNN, false) }
 func BenchmarkCNNHVP(b *testing.B)  { benchRun(b, benchCNN, true) }
+
+// BenchmarkCNNTrainStep is one float32 training step of the CNN (forward, gradients of every
+// parameter, SGD update) with -benchmem's allocation per step set against the bytes of the
+// tensors the step keeps live (inputs, activations, workspaces' results, gradients):
+// alloc/live must stay far below 2 — every buffer, im2col and pooling workspace included, is
+// reused across steps.
+func BenchmarkCNNTrainStep(b *testing.B) {
+	m := benchCNN(tensor.Float32)
+	gs, err := Grad(m.cost, m.params...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Compile(append([]*G.Node{m.cost}, gs...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	step := func() {
+		if err := p.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for i, w := range m.params {
+			gv, err := p.Value(gs[i])
+			if err != nil {
+				b.Fatal(err)
+			}
+			wd, _ := Elements[float32](w.Value())
+			gd, _ := Elements[float32](gv)
+			for j := range wd {
+				wd[j] -= 0.01 * gd[j]
+			}
+		}
+	}
+	for i := 0; i < 3; i++ {
+		step()
+	}
+	live := p.LiveBytes()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step()
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&ms)
+	perStep := float64(ms.TotalAlloc-before) / float64(b.N)
+	b.ReportMetric(float64(live), "live-B")
+	b.ReportMetric(perStep/float64(live), "alloc/live")
+	if perStep > 2*float64(live) {
+		b.Errorf("a step allocates %.0f bytes, more than twice its %d live bytes", perStep, live)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/hyperflat/hyperflat/graph/internal/vec"
+
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -155,6 +157,11 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 					beta := T(1)
 					if n == c*w.N/chunks {
 						beta = 0
+					}
+					if ckk*F <= 1024 && ohw >= 128 {
+						// few, long dot products: dw[f][j] += g[n][f]·cols[j] into dwᵀ's layout
+						dotsInto(acc, b[n*F*ohw:][:F*ohw], cols, F, ckk, ohw, beta)
+						continue
 					}
 					gemmKernels(false, true, ckk, F, ohw, cols, b[n*F*ohw:][:F*ohw], beta, acc)
 				}
@@ -400,4 +407,45 @@ func col2imSame[T Float](w window, cols, img []T) {
 			}
 		}
 	}
+}
+
+// dotsInto sets accᵀ = g·colsᵀ + beta·accᵀ for g (F×k) and cols (ckk×k), acc being ckk×F: one
+// dot product per filter and tap, through the vector kernels.
+func dotsInto[T Float](acc, g, cols []T, F, ckk, k int, beta T) {
+	for f := 0; f < F; f++ {
+		gr := g[f*k:][:k]
+		for j := 0; j < ckk; j++ {
+			s := dot(gr, cols[j*k:][:k])
+			if beta != 0 {
+				s += beta * acc[j*F+f]
+			}
+			acc[j*F+f] = s
+		}
+	}
+}
+
+// dot is Σ a[i]·b[i].
+func dot[T Float](a, b []T) T {
+	if a32, ok := f32s(a); ok && len(a) >= 8 {
+		b32 := any(b).([]float32)[:len(a32)]
+		n8 := len(a32) &^ 7
+		s := vec.DotF32(p32(a32), p32(b32), n8)
+		for i := n8; i < len(a32); i++ {
+			s += a32[i] * b32[i]
+		}
+		return T(s)
+	}
+	var s0, s1, s2, s3 T
+	b = b[:len(a)]
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -332,3 +332,27 @@ func opFlops(op G.Op) int64 {
 	}
 	return 0
 }
+
+// LiveBytes is the memory the values of the last Run occupy: every input, intermediate and
+// output buffer the program holds (each backing array counted once). A steady-state Run
+// allocates a small fraction of it (see BenchmarkCNNTrainStep).
+func (p *Program) LiveBytes() int64 {
+	seen := map[uintptr]bool{}
+	var total int64
+	for _, v := range p.vals {
+		if v == nil {
+			continue
+		}
+		n := int64(v.Shape().TotalSize()) * int64(v.Dtype().Size())
+		if d, ok := v.(*tensor.Dense); ok {
+			if ptr := d.Uintptr(); ptr != 0 {
+				if seen[ptr] {
+					continue
+				}
+				seen[ptr] = true
+			}
+		}
+		total += n
+	}
+	return total
+}

@@ -57,17 +57,11 @@ func sumToDo[T Float](op *sumToOp, dst, xv G.Value) (G.Value, error) {
 	walk(op.src, [][]int{rowMajorStrides(op.src), ks}, []int{0, 0}, func(o []int, n int) {
 		row := x[o[0] : o[0]+n]
 		if inner == 0 {
-			var s T
-			for _, e := range row {
-				s += e
-			}
-			y[o[1]] += s
+			y[o[1]] += sumSerial(row)
 			return
 		}
 		out := y[o[1] : o[1]+n]
-		for i, e := range row {
-			out[i] += e
-		}
+		binaryRow(kAdd, out, out, row, 1, 1)
 	})
 	return v, nil
 }

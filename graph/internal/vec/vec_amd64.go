@@ -35,3 +35,6 @@ func StepF32(y, x *float32, n int)
 
 //go:noescape
 func SumF32(x *float32, n int) float32
+
+//go:noescape
+func DotF32(a, b *float32, n int) float32

@@ -378,3 +378,47 @@ sum_done:
 	VZEROUPPER
 	RET
 
+// func DotF32(a, b *float32, n int) float32: Σ a[i]·b[i] for i < n (n a multiple of 8), in 32 lanes.
+TEXT ·DotF32(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+dot_32:
+	CMPQ CX, $32
+	JLT dot_8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DX), Y4, Y0
+	VFMADD231PS 32(DX), Y5, Y1
+	VFMADD231PS 64(DX), Y6, Y2
+	VFMADD231PS 96(DX), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP dot_32
+dot_8:
+	CMPQ CX, $8
+	JLT dot_done
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DX), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP dot_8
+dot_done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -15,3 +15,5 @@ func ReluF32(y, x *float32, n int)                        { panic("vec: no kerne
 func GateF32(y, x, gr *float32, n int)                    { panic("vec: no kernels") }
 func StepF32(y, x *float32, n int)                        { panic("vec: no kernels") }
 func SumF32(x *float32, n int) float32                    { panic("vec: no kernels") }
+
+func DotF32(a, b *float32, n int) float32 { panic("vec: no kernels") }
