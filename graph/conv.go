@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 
+	"github.com/hyperflat/hyperflat/graph/internal/vec"
+
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -344,6 +346,9 @@ func (op *poolOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 		func() (G.Value, error) { return poolMoveDo[float32](op, dst, in[0], in[1]) })
 }
 
+// pairIota is 0, 2, …, 14: the offsets of eight 2×2 windows in a row.
+var pairIota = [8]float32{0, 2, 4, 6, 8, 10, 12, 14}
+
 // poolGrain is the number of planes worth a goroutine of their own.
 const poolGrain = 8
 
@@ -369,7 +374,12 @@ func poolArgmaxDo[T Float](op *poolOp, dst, xv G.Value) (G.Value, error) {
 					r1 := plane[(2*oh+1)*W:][:W]
 					o := out[oh*OW:][:OW]
 					base := 2 * oh * W
-					for ow := range o {
+					done := 0
+					if o32, ok := f32s(o); ok && len(o) >= 8 {
+						done = len(o) &^ 7
+						vec.ArgMax2x2F32(p32(o32), p32(any(r0).([]float32)), p32(any(r1).([]float32)), done, float32(base), float32(W), &pairIota[0])
+					}
+					for ow := done; ow < len(o); ow++ {
 						// branch-free: on real activations every comparison is a coin flip; the
 						// maxima are picked by index, not by a float max
 						j := 2 * ow

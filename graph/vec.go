@@ -127,3 +127,5 @@ func vecSum[T Float](x []T) (T, bool) {
 	}
 	return T(s), true
 }
+
+func vecAvailable() bool { return vec.Available }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gorgonia.org/tensor"
 )
 
 // TestVecKernels compares the AVX2 elementwise kernels with the scalar loops on every length
@@ -73,4 +75,49 @@ func TestVecKernels(t *testing.T) {
 			t.Fatalf("sum n %d = %v, want %v", n, s, ws)
 		}
 	}
+}
+
+// TestPoolArgmaxVector compares the AVX2 2×2 argmax with the scalar one on planes with ties,
+// NaNs and widths that leave tails.
+func TestPoolArgmaxVector(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, hw := range [][2]int{{28, 28}, {14, 14}, {4, 34}, {6, 17}, {2, 16}} {
+		h, w := hw[0], hw[1]
+		win, err := newWindow([]int{2, 3, h, w}, 2, 2, Geometry{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, 2*3*h*w)
+		for i := range x {
+			x[i] = float32(rng.IntN(4)) // many ties
+			if rng.IntN(50) == 0 {
+				x[i] = float32(math.NaN())
+			}
+		}
+		op := &poolOp{base: base{dt: tensor.Float32, out: win.poolShape()}, w: win, kind: poolArgmax}
+		got := make([]float32, win.poolShape().TotalSize())
+		want := make([]float32, len(got))
+		xv := denseF32(x, 2, 3, h, w)
+		gv, err := poolArgmaxDo[float32](op, denseF32(got, win.poolShape()...), xv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		haveVec = false
+		wv, err := poolArgmaxDo[float32](op, denseF32(want, win.poolShape()...), xv)
+		haveVec = vecAvailable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := Elements[float32](gv)
+		wnt, _ := Elements[float32](wv)
+		for i := range g {
+			if g[i] != wnt[i] {
+				t.Fatalf("%dx%d: window %d: index %v, want %v", h, w, i, g[i], wnt[i])
+			}
+		}
+	}
+}
+
+func denseF32(d []float32, shape ...int) *tensor.Dense {
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 }

@@ -38,3 +38,6 @@ func SumF32(x *float32, n int) float32
 
 //go:noescape
 func DotF32(a, b *float32, n int) float32
+
+//go:noescape
+func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32)

@@ -422,3 +422,61 @@ dot_done:
 	MOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32)
+//
+// For the 2×2, stride-2 max-pool windows w < n (n a multiple of 8) over rows r0 and r1 of a
+// plane of the given width whose row r0 starts at plane index base: out[w] is the plane index
+// of the window's first largest element, as a float32 (iota holds 0, 2, …, 14).
+TEXT ·ArgMax2x2F32(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ iota+40(FP), AX
+	VBROADCASTSS base+32(FP), Y13
+	VADDPS (AX), Y13, Y13
+	VBROADCASTSS width+36(FP), Y12
+	VADDPS Y13, Y12, Y12
+	MOVL $0x3f800000, BX
+	MOVL BX, X14
+	VBROADCASTSS X14, Y14
+	MOVL $0x41800000, BX
+	MOVL BX, X11
+	VBROADCASTSS X11, Y11
+am_8:
+	CMPQ CX, $8
+	JLT am_done
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VSHUFPS $0xDD, Y1, Y0, Y3
+	VPERMPD $0xD8, Y2, Y2
+	VPERMPD $0xD8, Y3, Y3
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VSHUFPS $0x88, Y1, Y0, Y4
+	VSHUFPS $0xDD, Y1, Y0, Y5
+	VPERMPD $0xD8, Y4, Y4
+	VPERMPD $0xD8, Y5, Y5
+	VCMPPS $14, Y2, Y3, Y6
+	VBLENDVPS Y6, Y3, Y2, Y7
+	VCMPPS $14, Y4, Y5, Y8
+	VBLENDVPS Y8, Y5, Y4, Y9
+	VCMPPS $14, Y7, Y9, Y10
+	VANDPS Y14, Y6, Y6
+	VANDPS Y14, Y8, Y8
+	VADDPS Y13, Y6, Y6
+	VADDPS Y12, Y8, Y8
+	VBLENDVPS Y10, Y8, Y6, Y6
+	VMOVUPS Y6, (DI)
+	VADDPS Y11, Y13, Y13
+	VADDPS Y11, Y12, Y12
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP am_8
+am_done:
+	VZEROUPPER
+	RET
