@@ -20,32 +20,10 @@ func smallFreedman() Options {
 		Params: map[string]string{"methods": "validation,aic,bic"}}
 }
 
-// render prints a result's tables as the CLI does, with the wall-time columns (the only
-// values that differ between two computations of a run) blanked.
+// render prints a result's tables as the CLI does, wall times blanked.
 func render(t *testing.T, res *Result) string {
 	t.Helper()
-	var b bytes.Buffer
-	c := *res
-	c.Artifacts = nil
-	c.Tables = nil
-	for _, tb := range res.Tables {
-		cp := tb
-		cp.Rows = nil
-		for _, row := range tb.Rows {
-			r := append([]any(nil), row...)
-			for j, col := range tb.Columns {
-				if col == "seconds" || col == "mean_seconds" || col == "mean_seconds_per_run" || col == "ahsc_share" {
-					r[j] = "<time>"
-				}
-			}
-			cp.Rows = append(cp.Rows, r)
-		}
-		c.Tables = append(c.Tables, cp)
-	}
-	if err := c.Write(&b, "table"); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return masked(t, res, "table")
 }
 
 func openTestStore(t *testing.T) *store.Store {

@@ -127,23 +127,9 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, "runs [--store DSN | --out DIR] [--format table|csv|json]", args, stdout, stderr); !ok {
 		return code
 	}
-	if err := validFormat(*format); err != nil {
-		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
-		return exitUsage
-	}
-	dsn := sf.dsn(*out)
-	if dsn == "" {
-		fmt.Fprintf(stderr, "hyperflat runs: name a store: --store DSN, --out DIR or $%s\n", EnvStore)
-		return exitUsage
-	}
-	if err := storeExists(dsn); err != nil {
-		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
-		return exitFailure
-	}
-	st, err := openStore(ctx, dsn)
-	if err != nil {
-		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
-		return exitFailure
+	st, code := openExisting(ctx, "runs", sf.dsn(*out), *format, stderr)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	runs, err := st.Runs(ctx)
@@ -208,6 +194,29 @@ func runOptions(r store.Run) string {
 	return strings.Join(parts, " ")
 }
 
+// openExisting opens the store a reading command (runs, report) names, after checking its
+// --format; on failure it has reported the error and returns a nil store and the exit status.
+func openExisting(ctx context.Context, cmd, dsn, format string, stderr io.Writer) (*store.Store, int) {
+	if err := validFormat(format); err != nil {
+		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	if dsn == "" {
+		fmt.Fprintf(stderr, "hyperflat %s: name a store: --store DSN, --out DIR or $%s\n", cmd, EnvStore)
+		return nil, exitUsage
+	}
+	if err := storeExists(dsn); err != nil {
+		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
+		return nil, exitFailure
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
+		return nil, exitFailure
+	}
+	return st, exitOK
+}
+
 // storeExists refuses to report on a SQLite file that does not exist (opening would create it).
 func storeExists(dsn string) error {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
@@ -234,23 +243,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json]", args, stdout, stderr); !ok {
 		return code
 	}
-	if err := validFormat(*format); err != nil {
-		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
-		return exitUsage
-	}
-	dsn := sf.dsn(*out)
-	if dsn == "" {
-		fmt.Fprintf(stderr, "hyperflat report: name a store: --store DSN, --out DIR or $%s\n", EnvStore)
-		return exitUsage
-	}
-	if err := storeExists(dsn); err != nil {
-		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
-		return exitFailure
-	}
-	st, err := openStore(ctx, dsn)
-	if err != nil {
-		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
-		return exitFailure
+	st, code := openExisting(ctx, "report", sf.dsn(*out), *format, stderr)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	res, _, err := experiments.Report(ctx, st, *run, datasets.ResolveDir(*dataDir))
