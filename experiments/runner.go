@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -161,6 +162,9 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 			if _, err := r.Store.Retry(ctx, run.ID); err != nil {
 				return nil, err
 			}
+			if err := r.releaseOrphans(ctx, run.ID); err != nil {
+				return nil, err
+			}
 		}
 	} else if run, err = r.Store.CreateRun(ctx, spec); err != nil {
 		return nil, err
@@ -225,6 +229,37 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	st.Result = res
 	st.Run.HasResult = true
 	return st, nil
+}
+
+// releaseOrphans hands back the cells held by processes of this host that no longer exist (a
+// killed run being resumed), so that they are redone at once instead of after their lease.
+func (r *Runner) releaseOrphans(ctx context.Context, run int64) error {
+	host, err := os.Hostname()
+	if err != nil {
+		return nil
+	}
+	cells, err := r.Store.Cells(ctx, run)
+	if err != nil {
+		return err
+	}
+	for _, c := range cells {
+		if c.Status != store.Running {
+			continue
+		}
+		rest, ok := strings.CutPrefix(c.Worker, host+":")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.SplitN(rest, "/", 2)[0])
+		if err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		l := &store.Lease{Run: run, Index: c.Index, Key: c.Key, Seed: c.Seed, Worker: c.Worker, Attempt: c.Attempts}
+		if err := r.Store.Release(ctx, l); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			return err
+		}
+	}
+	return nil
 }
 
 // failedCells reports the run's failed cells as an error.

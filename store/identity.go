@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 )
 
 // FindOrCreateRun returns the latest run with spec's identity, creating it when there is
@@ -48,16 +46,5 @@ func (s *Store) lockIdentity(ctx context.Context, identity string) (func(), erro
 		return func() {}, nil // one process: CreateRun's own lock suffices
 	}
 	path, _, _ := strings.Cut(name, "?")
-	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return lockFile(path + ".lock")
 }

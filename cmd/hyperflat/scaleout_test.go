@@ -81,7 +81,7 @@ func reference(t *testing.T) string {
 }
 
 // TestKilledRunResumes kills a `hyperflat run --out DIR` process midway (SIGKILL: no
-// cleanup at all), then shows that `--resume` finishes it with the tables of an
+// cleanup at all, a cell left leased), then shows that `--resume` finishes it with the tables of an
 // uninterrupted run, and that `hyperflat report` prints the same tables again.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
@@ -90,7 +90,7 @@ func TestKilledRunResumes(t *testing.T) {
 	want := reference(t)
 	dir := t.TempDir()
 	var o1, e1 bytes.Buffer
-	p := cli(t, &o1, &e1, append(append([]string{"run"}, smallRun...), "--out", dir, "--lease", "2s")...)
+	p := cli(t, &o1, &e1, append(append([]string{"run"}, smallRun...), "--out", dir)...)
 	dsn := filepath.Join(dir, "hyperflat.db")
 	// Let it finish a cell or two, then kill it while it holds one.
 	time.Sleep(1500 * time.Millisecond)
@@ -113,9 +113,15 @@ func TestKilledRunResumes(t *testing.T) {
 	}
 	t.Logf("killed with %d of %d cells done, %d running", runs[0].Done, runs[0].Cells, runs[0].Running)
 
-	code, out, errs := runCLI(append(append([]string{"run"}, smallRun...), "--out", dir, "--resume", "--lease", "2s")...)
+	// The killed process still holds a cell under the default one-minute lease: the resume
+	// sees that its process is gone and redoes the cell at once.
+	start := time.Now()
+	code, out, errs := runCLI(append(append([]string{"run"}, smallRun...), "--out", dir, "--resume")...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the resume took %v: it waited for the dead process's lease", d)
 	}
 	if got := stripArtifacts(out); got != want {
 		t.Errorf("resumed run printed\n%s\nwant (uninterrupted)\n%s", got, want)
