@@ -346,8 +346,9 @@ func (op *poolOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 		func() (G.Value, error) { return poolMoveDo[float32](op, dst, in[0], in[1]) })
 }
 
-// pairIota is 0, 2, …, 14: the offsets of eight 2×2 windows in a row.
-var pairIota = [8]float32{0, 2, 4, 6, 8, 10, 12, 14}
+// pairIota is 0, 2, …, 14 (the offsets of eight 2×2 windows in a row), then 1 and 16: the
+// constants of vec.ArgMax2x2F32.
+var pairIota = [10]float32{0, 2, 4, 6, 8, 10, 12, 14, 1, 16}
 
 // poolGrain is the number of planes worth a goroutine of their own.
 const poolGrain = 8
@@ -376,8 +377,13 @@ func poolArgmaxDo[T Float](op *poolOp, dst, xv G.Value) (G.Value, error) {
 					base := 2 * oh * W
 					done := 0
 					if o32, ok := f32s(o); ok && len(o) >= 8 {
-						done = len(o) &^ 7
-						vec.ArgMax2x2F32(p32(o32), p32(any(r0).([]float32)), p32(any(r1).([]float32)), done, float32(base), float32(W), &pairIota[0])
+						a0, a1 := any(r0).([]float32), any(r1).([]float32)
+						n8 := len(o) &^ 7
+						vec.ArgMax2x2F32(p32(o32), p32(a0), p32(a1), n8, float32(base), float32(W), &pairIota[0])
+						if t := len(o) - 8; t > 0 && n8 < len(o) { // the last 8 windows again, overlapping
+							vec.ArgMax2x2F32(p32(o32[t:]), p32(a0[2*t:]), p32(a1[2*t:]), 8, float32(base+2*t), float32(W), &pairIota[0])
+						}
+						done = len(o)
 					}
 					for ow := done; ow < len(o); ow++ {
 						// branch-free: on real activations every comparison is a coin flip; the

@@ -56,3 +56,70 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		}
 	}
 }
+
+// TestFusionMatchesUnfused computes the benchmark models' gradients and HVPs with and without
+// elementwise fusion (broadcast operands, multi-consumer recomputation, fused sums) and
+// requires the same values, and reads fused-away nodes through Value.
+func TestFusionMatchesUnfused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(tensor.Dtype) benchModel
+	}{{"mlp", benchMLP}, {"cnn", benchCNN}} {
+		var got [2][]float64
+		var fusedAway int
+		for f, fuse := range []bool{true, false} {
+			fuseEnabled = fuse
+			m := tc.build(tensor.Float64)
+			gs, err := Grad(m.cost, m.params...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs := make([]*G.Node, len(m.params))
+			for i, p := range m.params {
+				vs[i] = G.NewTensor(m.g, tensor.Float64, p.Dims(), G.WithShape(p.Shape()...), G.WithValue(m.params[i].Value()))
+			}
+			hv, err := HVP(m.cost, m.params, vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pen, err := SquaredNorm(m.params...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := append(append([]*G.Node{m.cost, pen}, gs...), hv...)
+			p, err := Compile(outs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got[f], err = p.Flatten(outs...); err != nil {
+				t.Fatal(err)
+			}
+			// every node, fused away or not, can be read
+			for i, n := range p.nodes {
+				if p.inlined != nil && p.inlined[i] {
+					fusedAway++
+				}
+				v, err := p.Float64s(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[f] = append(got[f], v...)
+			}
+		}
+		fuseEnabled = true
+		if fusedAway == 0 {
+			t.Errorf("%s: nothing was fused", tc.name)
+		}
+		if len(got[0]) != len(got[1]) {
+			t.Fatalf("%s: %d and %d values", tc.name, len(got[0]), len(got[1]))
+		}
+		for i := range got[0] {
+			if d := math.Abs(got[0][i] - got[1][i]); d > 1e-9*(1+math.Abs(got[1][i])) {
+				t.Fatalf("%s: value %d fused %v, unfused %v", tc.name, i, got[0][i], got[1][i])
+			}
+		}
+	}
+}

@@ -23,6 +23,10 @@ var fuseEnabled = os.Getenv("HYPERFLAT_NOFUSE") == ""
 // fuseBlock is the number of elements a fused kernel computes at a time.
 const fuseBlock = 256
 
+// fuseBlockMax bounds the blocks of kernels with broadcast operands, which follow the
+// operands' runs.
+const fuseBlockMax = 1024
+
 // fuseMin is the smallest output worth fusing.
 const fuseMin = 1024
 
@@ -30,9 +34,12 @@ const fuseMin = 1024
 // (or the input of the root's sum when sum is set).
 type fusedKernel struct {
 	inst   []finst
-	leaves []int // program indices of the values the kernel reads
-	size   int   // elements of the elementwise domain
-	sum    bool  // the root sums its input to a scalar
+	leaves []int          // program indices of the values the kernel reads
+	pats   []*leafPattern // per leaf: nil, or how a broadcast operand is read
+	size   int            // elements of the elementwise domain
+	sum    bool           // the root sums its input to a scalar
+	span   int            // blocks never cross a multiple of span (broadcast operands' runs)
+	blk    int            // elements per block
 }
 
 // finst is one op of a fused kernel. A source is a register (the result of instruction r,
@@ -57,12 +64,74 @@ func fusable(n *G.Node, kids []*G.Node) bool {
 	default:
 		return false
 	}
-	for _, k := range kids {
+	for j, k := range kids {
 		if s := k.Shape().TotalSize(); s != size && s != 1 {
-			return false
+			b, ok := n.Op().(*binaryOp)
+			if !ok {
+				return false
+			}
+			if l := bcastPattern(b, j); l.run < fuseRunMin {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// fuseRunMin is the shortest run of a broadcast operand (a row of a bias added to every row,
+// a channel's value repeated over a plane) worth fusing.
+const fuseRunMin = 16
+
+// leafPattern is how a fused kernel reads a broadcast operand: over the kernel's flat index
+// space, runs of run elements read the operand at consecutive positions (inner = 1) or at
+// one position (inner = 0); run r starts at Σ_d idx_d(r)·stride_d over the outer dims.
+type leafPattern struct {
+	run, inner     int
+	outer, strides []int
+}
+
+// bcastPattern is the pattern of operand j of binary op b.
+func bcastPattern(b *binaryOp, j int) leafPattern {
+	st := b.sa
+	if j == 1 {
+		st = b.sb
+	}
+	nd := len(b.out)
+	if nd == 0 {
+		return leafPattern{}
+	}
+	// coalesce as walk does, innermost first
+	shape := []int{b.out[nd-1]}
+	strides := []int{st[nd-1]}
+	for d := nd - 2; d >= 0; d-- {
+		last := len(shape) - 1
+		if st[d] == strides[last]*shape[last] {
+			shape[last] *= b.out[d]
+			continue
+		}
+		shape = append(shape, b.out[d])
+		strides = append(strides, st[d])
+	}
+	l := leafPattern{run: shape[0], inner: strides[0]}
+	if l.inner != 0 && l.inner != 1 {
+		return leafPattern{}
+	}
+	for d := len(shape) - 1; d >= 1; d-- { // outer dims, outermost first
+		l.outer = append(l.outer, shape[d])
+		l.strides = append(l.strides, strides[d])
+	}
+	return l
+}
+
+// offset is where the run containing flat index i starts reading, plus i's place in it.
+func (l *leafPattern) offset(i int) int {
+	r, in := i/l.run, i%l.run
+	off := in * l.inner
+	for d := len(l.outer) - 1; d >= 0; d-- {
+		off += (r % l.outer[d]) * l.strides[d]
+		r /= l.outer[d]
+	}
+	return off
 }
 
 // sumRoot reports whether n sums all elements of its input.
@@ -175,20 +244,29 @@ func (p *Program) fuse(outputs []*G.Node) {
 			continue
 		}
 		k := &fusedKernel{}
-		leaf := map[int]int{}
+		leaf := map[string]int{}
 		var build func(j int) int
 		build = func(j int) int {
 			in := finst{op: p.nodes[j].Op(), nsrc: len(p.kids[j])}
+			size := p.nodes[j].Shape().TotalSize()
 			for a, c := range p.kids[j] {
 				if p.inlined[c] {
 					in.src[a] = build(c)
 					continue
 				}
-				l, ok := leaf[c]
+				var pat *leafPattern
+				key := fmt.Sprint(c)
+				if cs := p.nodes[c].Shape().TotalSize(); cs != size && cs != 1 {
+					lp := bcastPattern(in.op.(*binaryOp), a)
+					pat = &lp
+					key = fmt.Sprint(c, lp)
+				}
+				l, ok := leaf[key]
 				if !ok {
 					l = len(k.leaves)
-					leaf[c] = l
+					leaf[key] = l
 					k.leaves = append(k.leaves, c)
+					k.pats = append(k.pats, pat)
 				}
 				in.src[a] = -1 - l
 			}
@@ -202,6 +280,15 @@ func (p *Program) fuse(outputs []*G.Node) {
 			build(p.kids[i][0])
 			k.sum = true
 			k.size = p.nodes[p.kids[i][0]].Shape().TotalSize()
+		}
+		k.span, k.blk = k.size, fuseBlock
+		for _, pat := range k.pats {
+			if pat != nil {
+				k.span = gcd(k.span, pat.run)
+			}
+		}
+		if k.span < k.size {
+			k.blk = min(k.span, fuseBlockMax)
 		}
 		p.fused[i] = k
 	}
@@ -221,22 +308,30 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		if err != nil {
 			return nil, err
 		}
-		if len(e) != k.size && len(e) != 1 {
+		if k.pats[i] == nil && len(e) != k.size && len(e) != 1 {
 			return nil, fmt.Errorf("graph: fused kernel: operand of %d elements in a kernel over %d", len(e), k.size)
 		}
 		leaves[i] = e
 	}
 	v, y := output[T](dst, shape)
+	// blocks: each run of k.run elements in pieces of at most k.blk
+	per := (k.span + k.blk - 1) / k.blk
+	blocks := k.size / k.span * per
+	span := func(b int) (int, int) {
+		r, j := b/per, b%per
+		s := r*k.span + j*k.blk
+		return s, min(s+k.blk, (r+1)*k.span)
+	}
 	if k.sum {
-		const chunk = 1 << 15
-		parts := make([]T, (k.size+chunk-1)/chunk)
+		group := max(1, (1<<15)/k.blk) // blocks per partial sum: fixed by the shapes alone
+		parts := make([]T, (blocks+group-1)/group)
 		parallelFor(len(parts), 1, func(lo, hi int) {
-			ws := getWorkspace[T](len(k.inst) * fuseBlock)
+			ws := getWorkspace[T](len(k.inst) * k.blk)
 			for c := lo; c < hi; c++ {
 				var s T
-				for b := c * chunk; b < min(k.size, (c+1)*chunk); b += fuseBlock {
-					e := min(k.size, b+fuseBlock)
-					s += sumSerial(fusedBlock(k, *ws, leaves, b, e, nil))
+				for b := c * group; b < min(blocks, (c+1)*group); b++ {
+					st, e := span(b)
+					s += sumSerial(fusedBlock(k, *ws, leaves, st, e, nil))
 				}
 				parts[c] = s
 			}
@@ -248,16 +343,22 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 	if len(y) != k.size {
 		return nil, fmt.Errorf("graph: fused kernel of %d elements into %d", k.size, len(y))
 	}
-	blocks := (k.size + fuseBlock - 1) / fuseBlock
-	parallelFor(blocks, elementwiseGrain/fuseBlock, func(lo, hi int) {
-		ws := getWorkspace[T](len(k.inst) * fuseBlock)
+	parallelFor(blocks, max(1, elementwiseGrain/k.blk), func(lo, hi int) {
+		ws := getWorkspace[T](len(k.inst) * k.blk)
 		for b := lo; b < hi; b++ {
-			s, e := b*fuseBlock, min(k.size, (b+1)*fuseBlock)
+			s, e := span(b)
 			fusedBlock(k, *ws, leaves, s, e, y[s:e])
 		}
 		putWorkspace(ws)
 	})
 	return v, nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // fusedBlock evaluates elements s … e−1 of kernel k with registers regs, writing the root's
@@ -267,9 +368,17 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 	var res []T
 	src := func(in *finst, a int) ([]T, int) {
 		if r := in.src[a]; r >= 0 {
-			return regs[r*fuseBlock:][:n], 1
+			return regs[r*k.blk:][:n], 1
 		}
-		l := leaves[-1-in.src[a]]
+		li := -1 - in.src[a]
+		l := leaves[li]
+		if pat := k.pats[li]; pat != nil {
+			off := pat.offset(s)
+			if pat.inner == 0 {
+				return l[off : off+1], 0
+			}
+			return l[off : off+n], 1
+		}
 		if len(l) == 1 {
 			return l, 0
 		}
@@ -277,7 +386,7 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 	}
 	for j := range k.inst {
 		in := &k.inst[j]
-		dst := regs[j*fuseBlock:][:n]
+		dst := regs[j*k.blk:][:n]
 		if j == len(k.inst)-1 && out != nil {
 			dst = out[:n]
 		}

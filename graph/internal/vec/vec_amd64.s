@@ -1,5 +1,8 @@
 #include "textflag.h"
 
+DATA ·one+0(SB)/4, $0x3f800000
+GLOBL ·one(SB), RODATA|NOPTR, $4
+
 // func AddF32(y, a, b *float32, n int): y[i] = a[i] + b[i] for i < n (n a multiple of 8).
 TEXT ·AddF32(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), DI
@@ -298,9 +301,7 @@ TEXT ·StepF32(SB), NOSPLIT, $0-24
 	MOVQ x+8(FP), DX
 	MOVQ n+16(FP), CX
 	VXORPS Y15, Y15, Y15
-	MOVL $0x3f800000, AX
-	MOVL AX, X14
-	VBROADCASTSS X14, Y14
+	VBROADCASTSS ·one(SB), Y14
 StepF32_32:
 	CMPQ CX, $32
 	JLT StepF32_8
@@ -374,7 +375,7 @@ sum_done:
 	VADDPS X1, X0, X0
 	VHADDPS X0, X0, X0
 	VHADDPS X0, X0, X0
-	MOVSS X0, ret+16(FP)
+	VMOVSS X0, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -419,11 +420,12 @@ dot_done:
 	VADDPS X1, X0, X0
 	VHADDPS X0, X0, X0
 	VHADDPS X0, X0, X0
-	MOVSS X0, ret+24(FP)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
 // func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32)
+// (iota: 0, 2, …, 14, then 1 and 16)
 //
 // For the 2×2, stride-2 max-pool windows w < n (n a multiple of 8) over rows r0 and r1 of a
 // plane of the given width whose row r0 starts at plane index base: out[w] is the plane index
@@ -438,12 +440,8 @@ TEXT ·ArgMax2x2F32(SB), NOSPLIT, $0-48
 	VADDPS (AX), Y13, Y13
 	VBROADCASTSS width+36(FP), Y12
 	VADDPS Y13, Y12, Y12
-	MOVL $0x3f800000, BX
-	MOVL BX, X14
-	VBROADCASTSS X14, Y14
-	MOVL $0x41800000, BX
-	MOVL BX, X11
-	VBROADCASTSS X11, Y11
+	VBROADCASTSS 32(AX), Y14
+	VBROADCASTSS 36(AX), Y11
 am_8:
 	CMPQ CX, $8
 	JLT am_done
