@@ -245,14 +245,24 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 		k := &fusedKernel{}
 		leaf := map[string]int{}
+		built := map[int]int{} // node → register: a node inlined twice is computed once
 		var build func(j int) int
 		build = func(j int) int {
+			if r, ok := built[j]; ok {
+				return r
+			}
 			in := finst{op: p.nodes[j].Op(), nsrc: len(p.kids[j])}
 			size := p.nodes[j].Shape().TotalSize()
+			_, binary := in.op.(*binaryOp)
 			for a, c := range p.kids[j] {
 				if p.inlined[c] {
-					in.src[a] = build(c)
-					continue
+					if _, bc := p.nodes[c].Op().(*broadcastToOp); bc && binary {
+						// a broadcast scalar: the binary op reads the scalar itself
+						c = p.kids[c][0]
+					} else {
+						in.src[a] = build(c)
+						continue
+					}
 				}
 				var pat *leafPattern
 				key := fmt.Sprint(c)
@@ -271,6 +281,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 				in.src[a] = -1 - l
 			}
 			k.inst = append(k.inst, in)
+			built[j] = len(k.inst) - 1
 			return len(k.inst) - 1
 		}
 		if ew[i] {
@@ -291,6 +302,15 @@ func (p *Program) fuse(outputs []*G.Node) {
 			k.blk = min(k.span, fuseBlockMax)
 		}
 		p.fused[i] = k
+		if os.Getenv("HYPERFLAT_FUSEDUMP") != "" {
+			fmt.Fprintf(os.Stderr, "fused %v %v: size %d span %d blk %d sum %v\n", p.nodes[i].Op(), p.nodes[i].Shape(), k.size, k.span, k.blk, k.sum)
+			for j, in := range k.inst {
+				fmt.Fprintf(os.Stderr, "   %d: %v %v\n", j, in.op, in.src[:in.nsrc])
+			}
+			for j, l := range k.leaves {
+				fmt.Fprintf(os.Stderr, "   leaf %d: %v %v pat %+v\n", j, p.nodes[l].Op(), p.nodes[l].Shape(), k.pats[j])
+			}
+		}
 	}
 }
 

@@ -35,14 +35,14 @@ type result struct {
 func compare(quick bool, reps int, python, ref, purego string) error {
 	start := time.Now()
 	if reps <= 0 {
-		reps = 5
+		reps = 9
 		if quick {
-			reps = 3
+			reps = 5
 		}
 	}
-	target := 0.6 // seconds of steps per side per repetition
+	target := 0.8 // seconds of steps per side per repetition
 	if quick {
-		target = 0.25
+		target = 0.3
 	}
 	fmt.Printf("# bench/compare: hyperflat (%s BLAS, GOMAXPROCS %d, %s/%s) vs PyTorch and Optuna; %d interleaved A/B repetitions\n",
 		graph.BLAS, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, reps)
