@@ -43,8 +43,11 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 	}
 	p := procs()
 	if !gemmThreadsItself && p > 1 && m*n*k >= gemmSplitFlops && max(m, n) >= 2*p {
+		// split in whole kernel blocks: 8 rows, or 24 columns
 		if m >= n {
-			parallelFor(m, 8, func(lo, hi int) {
+			const rb = 8
+			parallelFor((m+rb-1)/rb, 1, func(lo, hi int) {
+				lo, hi = lo*rb, min(m, hi*rb)
 				ao := lo * k
 				if ta {
 					ao = lo
@@ -52,7 +55,9 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 				gemmLD(ta, tb, hi-lo, n, k, a[ao:], lda, b, ldb, beta, c[lo*n:], n)
 			})
 		} else {
-			parallelFor(n, 16, func(lo, hi int) {
+			const cb = 24
+			parallelFor((n+cb-1)/cb, 1, func(lo, hi int) {
+				lo, hi = lo*cb, min(n, hi*cb)
 				bo := lo
 				if tb {
 					bo = lo * k

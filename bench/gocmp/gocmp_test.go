@@ -96,3 +96,31 @@ func TestProfileOps(t *testing.T) {
 	}
 	t.Logf("total %.3f ms/step, %.1f MFLOP/step", total*1e3/20, float64(flops)/20e6)
 }
+
+// TestHGRatio interleaves the hypergradient and plain steps (HG_RATIO=1 to run).
+func TestHGRatio(t *testing.T) {
+	if os.Getenv("HG_RATIO") == "" {
+		t.Skip("set HG_RATIO=1")
+	}
+	l := &local{steps: map[string]stepper{}}
+	for _, n := range []string{"hg_plain", "hg_step"} {
+		if _, err := l.warm(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var a, b []float64
+	for r := 0; r < 30; r++ {
+		x, _ := l.run("hg_plain", 15)
+		y, _ := l.run("hg_step", 5)
+		a = append(a, median(x))
+		b = append(b, median(y))
+	}
+	t.Logf("plain %.3f ms, step %.3f ms, ratio %.3f", median(a), median(b), median(b)/median(a))
+}
+
+func TestPeakScaling(t *testing.T) {
+	if os.Getenv("PEAK") == "" {
+		t.Skip("set PEAK=1")
+	}
+	t.Logf("peak on GOMAXPROCS goroutines: %.1f GFLOP/s", peakGFLOPs())
+}
