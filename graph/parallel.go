@@ -60,6 +60,8 @@ func parallelFor(n, grain int, f func(lo, hi int)) {
 	for j.done.Load() < int32(j.chunks) {
 		runtime.Gosched()
 	}
+	// unpublish the job: its closure holds the caller's buffers, which must not outlive it
+	helpers.current.CompareAndSwap(j, nil)
 }
 
 // job is one parallelFor: its ranges are claimed by index.

@@ -356,3 +356,15 @@ func (p *Program) LiveBytes() int64 {
 	}
 	return total
 }
+
+// Flops is the floating-point work of one Run in its matrix products and convolutions (two
+// operations per multiply-add); elementwise ops are not counted.
+func (p *Program) Flops() int64 {
+	var f int64
+	for _, n := range p.nodes {
+		if op := n.Op(); op != nil {
+			f += opFlops(op)
+		}
+	}
+	return f
+}

@@ -128,11 +128,19 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 	var res []result
 	med := func(c *comparison, i int) float64 { return median(c.ms[i]) }
 	targets := map[string]float64{"mlp_train_f32": 1, "mlp_hvp_f32": 1, "cnn_train_f32": 1.5, "cnn_hvp_f32": 1.5, "hypergrad_step_over_train_step": 3, "tpe_suggest": 1}
+	hf := sides["hyperflat"].(*local)
 	for _, c := range comps {
 		r := med(c, 0) / med(c, 1)
 		t := targets[c.key]
-		res = append(res, result{kind: "RATIO", name: c.key, value: r, target: fmt.Sprintf("≤ %g", t), met: r <= t,
-			note: fmt.Sprintf("%s %.4g ms / %s %.4g ms", c.names[0], med(c, 0), c.sides[1], med(c, 1))})
+		ref := c.sides[1]
+		if c.sides[0] == c.sides[1] {
+			ref = c.names[1]
+		}
+		note := fmt.Sprintf("%s %.4g ms / %s %.4g ms", c.names[0], med(c, 0), ref, med(c, 1))
+		if f0, f1 := hf.flops[c.names[0]], hf.flops[c.names[1]]; c.sides[0] == c.sides[1] && f1 > 0 {
+			note += fmt.Sprintf("; matrix-product work %.1f / %.1f MFLOP = %.2f", float64(f0)/1e6, float64(f1)/1e6, float64(f0)/float64(f1))
+		}
+		res = append(res, result{kind: "RATIO", name: c.key, value: r, target: fmt.Sprintf("≤ %g", t), met: r <= t, note: note})
 	}
 	for _, c := range comps {
 		for i, s := range c.sides {

@@ -33,7 +33,10 @@ type side interface {
 }
 
 // local runs Go workloads in this process.
-type local struct{ steps map[string]stepper }
+type local struct {
+	steps map[string]stepper
+	flops map[string]int64 // matrix-product work of a workload's program per step
+}
 
 func (l *local) warm(name string) (float64, error) {
 	s, ok := l.steps[name]
@@ -43,10 +46,17 @@ func (l *local) warm(name string) (float64, error) {
 			return 0, fmt.Errorf("no workload %s", name)
 		}
 		var err error
+		lastProgram = nil
 		if s, err = mk(); err != nil {
 			return 0, err
 		}
 		l.steps[name] = s
+		if lastProgram != nil {
+			if l.flops == nil {
+				l.flops = map[string]int64{}
+			}
+			l.flops[name] = lastProgram.Flops()
+		}
 	}
 	ms := 0.0
 	for i := 0; i < 3; i++ {

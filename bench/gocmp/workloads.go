@@ -29,7 +29,8 @@ var goWorkloads = map[string]func() (stepper, error){
 
 const lr = 0.01
 
-// profiling turns on per-op timing of the programs workloads compile (see TestProfileOps).
+// profiling turns on per-op timing of the programs workloads compile (see TestProfileOps);
+// lastProgram is the last one compiled.
 var (
 	profiling   bool
 	lastProgram *graph.Program
@@ -37,8 +38,10 @@ var (
 
 func compile(outs ...*G.Node) (*graph.Program, error) {
 	p, err := graph.Compile(outs...)
-	if err == nil && profiling {
-		p.Profile(true)
+	if err == nil {
+		if profiling {
+			p.Profile(true)
+		}
 		lastProgram = p
 	}
 	return p, err
