@@ -160,6 +160,7 @@ def info():
     out = []
     try:
         import torch
+        torch.set_num_threads(int(os.environ.get("REF_THREADS", "2")))
         out.append(f"torch={torch.__version__} threads={torch.get_num_threads()}")
     except ImportError:
         out.append("torch=missing")

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/losses"
 	"github.com/hyperflat/hyperflat/search"
@@ -98,6 +99,7 @@ func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, o
 	}
 	a.Screen = make([]Screened, a.N1)
 	workers := max(1, min(a.Workers, a.N1))
+	defer graph.Concurrent(workers)() // one configuration per core: no intra-op splitting
 	var wg sync.WaitGroup
 	jobs := make(chan int)
 	for w := 0; w < workers; w++ {

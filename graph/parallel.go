@@ -18,9 +18,25 @@ import (
 // contending for cores or paying for the hand-offs.
 var running atomic.Int32
 
+// concurrent is the number of goroutines that callers have declared run programs side by
+// side (Concurrent), beyond the first.
+var concurrent atomic.Int32
+
+// Concurrent declares that n goroutines will run programs side by side until the returned
+// function is called: kernels then leave the other cores to them even in the moments when
+// only one of them is inside a Run (between runs, the others train, score or build). Worker
+// pools call it: with one program per core, splitting work only adds hand-offs.
+func Concurrent(n int) (done func()) {
+	d := int32(max(0, n-1))
+	concurrent.Add(d)
+	var once sync.Once
+	return func() { once.Do(func() { concurrent.Add(-d) }) }
+}
+
 // procs is the number of pieces worth splitting work into now.
 func procs() int {
-	return max(1, runtime.GOMAXPROCS(0)-max(0, int(running.Load())-1))
+	busy := max(int(running.Load())-1, int(concurrent.Load()))
+	return max(1, runtime.GOMAXPROCS(0)-max(0, busy))
 }
 
 // parallelFor calls f(lo, hi) on disjoint ranges covering [0, n), each at least grain long
