@@ -38,8 +38,36 @@ func cli(t *testing.T, stdout, stderr *bytes.Buffer, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// smallRun is a freedman run of 6 cells of about a second each.
-var smallRun = []string{"freedman", "--seed", "3", "--repeats", "2", "--methods", "validation,aic,bic", "--quiet"}
+// smallRun is a freedman run of 12 cells of a fraction of a second each.
+var smallRun = []string{"freedman", "--seed", "3", "--repeats", "4", "--methods", "validation,aic,bic", "--quiet"}
+
+// waitMidway waits until the latest run in the store has at least one cell done and one
+// running (a process to interrupt midway), and fails the test if it finished first.
+func waitMidway(t *testing.T, dsn string, deadline time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	end := time.Now().Add(deadline)
+	for time.Now().Before(end) {
+		if _, err := os.Stat(dsn); err == nil {
+			st, err := store.Open(ctx, dsn)
+			if err == nil {
+				runs, err := st.Runs(ctx)
+				st.Close()
+				if err == nil && len(runs) > 0 {
+					r := runs[len(runs)-1]
+					if r.Done == r.Cells {
+						t.Fatalf("the run finished (%d cells) before it could be interrupted", r.Cells)
+					}
+					if r.Done >= 1 && r.Running >= 1 {
+						return
+					}
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no cell done and one running within %v", deadline)
+}
 
 // waitForClaim waits until the store shows a cell running under a worker whose name has
 // the given prefix, and returns that cell's key.
@@ -64,7 +92,7 @@ func waitForClaim(t *testing.T, dsn, prefix string, deadline time.Duration) stri
 				}
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no cell claimed by %s within %v", prefix, deadline)
 	return ""
@@ -92,9 +120,8 @@ func TestKilledRunResumes(t *testing.T) {
 	var o1, e1 bytes.Buffer
 	p := cli(t, &o1, &e1, append(append([]string{"run"}, smallRun...), "--out", dir)...)
 	dsn := filepath.Join(dir, "hyperflat.db")
-	// Let it finish a cell or two, then kill it while it holds one.
-	time.Sleep(1500 * time.Millisecond)
-	waitForClaim(t, dsn, "", 20*time.Second)
+	// Kill it once a cell is done and another is held.
+	waitMidway(t, dsn, 30*time.Second)
 	if err := p.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -221,8 +248,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	var o, e bytes.Buffer
 	p := cli(t, &o, &e, append(append([]string{"run"}, smallRun...), "--out", dir)...)
 	dsn := filepath.Join(dir, "hyperflat.db")
-	time.Sleep(1200 * time.Millisecond)
-	waitForClaim(t, dsn, "", 20*time.Second)
+	waitMidway(t, dsn, 30*time.Second)
 	if err := p.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
