@@ -201,10 +201,6 @@ func hypergradStep(hyper bool) (stepper, error) {
 			a[i] = must(graph.Sub(gt[i], gv[i]))
 		}
 		half := must(graph.Scale(must(graph.SquaredNorm(a...)), 0.5))
-		reg, err := graph.Grad(half, lambda...)
-		if err != nil {
-			return nil, err
-		}
 		next := make([]*G.Node, len(theta)) // T1–T2: one symbolic descent step
 		for i := range theta {
 			next[i] = must(graph.Sub(theta[i], must(graph.Scale(gt[i], lr))))
@@ -213,11 +209,11 @@ func hypergradStep(hyper bool) (stepper, error) {
 		if err != nil {
 			return nil, err
 		}
-		t12, err := graph.Grad(c, lambda...)
-		if err != nil {
+		// The outer objective is the sum: one gradient of it gives the λ step, and the two
+		// terms' adjoints meet at the penalty gradient instead of being carried separately.
+		if hgrads, err = graph.Grad(must(graph.Add(half, c)), lambda...); err != nil {
 			return nil, err
 		}
-		hgrads = append(reg, t12...)
 		outs = append(append(outs, half, c), hgrads...)
 	}
 	prog, err := compile(outs...)
@@ -233,7 +229,7 @@ func hypergradStep(hyper bool) (stepper, error) {
 		if err := update(); err != nil {
 			return err
 		}
-		for i, h := range hgrads { // λ ← λ − 1e-3·(regularizer + risk hypergradient)
+		for i, h := range hgrads { // λ ← λ − 1e-3·∇_λ(regularizer + risk)
 			v, err := prog.Value(h)
 			if err != nil {
 				return err
