@@ -561,17 +561,6 @@ func ahscMedian(xs []float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-func ahscMean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 type ahscNote struct{ dataset, note string }
 
 func planAHSC(ctx context.Context, opt Options) (*Plan, error) {
@@ -825,8 +814,8 @@ func ahscResult(opt Options, s ahscSettings, problems []*ahscProblem, splits [][
 		best := ahscBest(groups)
 		for i, g := range groups {
 			rows = append(rows, ahscSummaryRow{dataset: p.name, method: g.Name, label: p.label,
-				median: ahscMedian(g.Values), mean: ahscMean(g.Values), n: len(g.Values), best: best[i],
-				paper: ahscPaperValue(p, g.Name), seconds: ahscMean(secs[i])})
+				median: ahscMedian(g.Values), mean: mean(g.Values), n: len(g.Values), best: best[i],
+				paper: ahscPaperValue(p, g.Name), seconds: mean(secs[i])})
 		}
 	}
 	summary := Table{Name: "summary", Columns: []string{"dataset", "method", "metric", "median", "mean", "n", "best", "paper", "seconds"}}
@@ -938,10 +927,10 @@ func ahscBest(groups []stats.Group) []bool {
 	if err != nil {
 		top := math.Inf(-1)
 		for _, g := range use {
-			top = math.Max(top, ahscMean(g.Values))
+			top = math.Max(top, mean(g.Values))
 		}
 		for k, g := range use {
-			best[idx[k]] = ahscMean(g.Values) == top
+			best[idx[k]] = mean(g.Values) == top
 		}
 		return best
 	}

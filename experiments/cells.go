@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -152,7 +151,6 @@ func (e Experiment) Run(ctx context.Context, opt Options) (*Result, error) {
 	for i := range opt.Workers {
 		slots <- i
 	}
-	var mu sync.Mutex
 	err = parallel(ctx, opt.Workers, len(p.Cells), func(i int) error {
 		slot := <-slots
 		defer func() { slots <- slot }()
@@ -165,9 +163,7 @@ func (e Experiment) Run(ctx context.Context, opt Options) (*Result, error) {
 		if err == nil {
 			var b []byte
 			if b, err = json.Marshal(r.Output); err == nil {
-				mu.Lock()
-				outputs[i] = b
-				mu.Unlock()
+				outputs[i] = b // each cell writes only its own slot
 			}
 		}
 		if opt.Monitor != nil {

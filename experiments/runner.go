@@ -441,6 +441,7 @@ func (r *Runner) serve(ctx context.Context, pc *planCache, claim store.ClaimOpti
 		computed int
 		firstErr error
 	)
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for slot := range r.Workers {
@@ -482,12 +483,8 @@ func (r *Runner) serve(ctx context.Context, pc *planCache, claim store.ClaimOpti
 		}()
 	}
 	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
-		firstErr = context.Cause(ctx)
-	}
-	if errors.Is(firstErr, context.Canceled) && ctx.Err() != nil {
-		// cancel() above ends every loop once one fails; report the parent's cause.
-		firstErr = context.Canceled
+	if firstErr == nil {
+		firstErr = parent.Err() // interrupted while waiting for cells held elsewhere
 	}
 	return computed, firstErr
 }

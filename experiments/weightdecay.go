@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/hypergrad"
@@ -172,15 +173,13 @@ func buildWeightDecayModel(model string, d *wdData, s wdSettings, seed uint64) (
 // the second-order product). shape is one image's [C, H, W].
 func wdEstimateBytes(model string, shape []int, s wdSettings) int64 {
 	c, h := shape[0], shape[1]
-	params, acts := float64(c*h*h*10+10), 10.0
+	params, acts := float64(wdParamCount(model, c*h*h, s.width)), 10.0
 	if model == "resnet18" || model == "resnet34" {
 		blocks := []int{2, 2, 2, 2}
-		params = 11.69e6
 		if model == "resnet34" {
-			blocks, params = []int{3, 4, 6, 3}, 21.80e6
+			blocks = []int{3, 4, 6, 3}
 		}
 		w := s.width
-		params = (params-513e3)*w*w + 512*w*1000 + 1000
 		side := (h + 1) / 2 // the 7×7 stride-2 stem
 		acts = 3 * 64 * w * float64(side*side)
 		side = (side + 1) / 2 // max-pool
@@ -195,18 +194,22 @@ func wdEstimateBytes(model string, shape []int, s wdSettings) int64 {
 	return int64(float64(s.dtype.Size()) * (10*params + 4*150*acts))
 }
 
-// FormatBytes writes a byte count with a binary unit (KiB, MiB, GiB, TiB).
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
+// wdParamCount is the model's parameter count from torchvision's (3-channel input, 1000-way
+// head), the convolutions scaled by the width multiplier squared; in is the input size of
+// the linear model.
+func wdParamCount(model string, in int, width float64) int {
+	switch model {
+	case "resnet18", "resnet34":
+		// torchvision's totals, their batch-norm scales and shifts (which grow with the width,
+		// not its square) and the 1000-way head.
+		total, bn := 11_689_512.0, 9_600.0
+		if model == "resnet34" {
+			total, bn = 21_797_672, 17_024
+		}
+		head := 512*1000 + 1000.0
+		return int((total-head-bn)*width*width + bn*width + 512*width*1000 + 1000)
 	}
-	x, i := float64(n)/unit, 0
-	for x >= unit && i < 3 {
-		x /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", x, "KMGT"[i])
+	return in*10 + 10
 }
 
 // ParseBytes reads a size such as 512MiB, 2G, 1.5GiB, 800MB or 1048576: K, M, G, T and KiB…TiB
@@ -526,7 +529,7 @@ func planWeightDecay(ctx context.Context, opt Options) (*Plan, error) {
 		return nil, err
 	}
 	if need := wdEstimateBytes(model, d.train.Shape, s); opt.MaxMem > 0 && need > opt.MaxMem {
-		return nil, fmt.Errorf("weightdecay: %s on %s needs about %s, over the --max-mem limit of %s", model, dataset, FormatBytes(need), FormatBytes(opt.MaxMem))
+		return nil, fmt.Errorf("weightdecay: %s on %s needs about %s, over the --max-mem limit of %s", model, dataset, convexity.FormatBytes(need), convexity.FormatBytes(opt.MaxMem))
 	}
 	zetas := append([]float64{0}, s.zetas...)
 	type job struct{ rep, zi int }

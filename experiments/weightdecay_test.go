@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/layers"
+	"gorgonia.org/tensor"
 )
 
 func sharedData(t *testing.T) string {
@@ -59,6 +61,34 @@ func TestWeightDecayEq7BeatsEq1(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("summary lacks column %s", c)
+		}
+	}
+}
+
+// TestWeightDecayParamCount checks the --max-mem estimate's parameter count, computed
+// without building the model, against models built at several widths.
+func TestWeightDecayParamCount(t *testing.T) {
+	if got := wdParamCount("linear", 784, 1); got != 7850 {
+		t.Errorf("linear: %d parameters, want 7850", got)
+	}
+	for _, model := range []string{"resnet18", "resnet34"} {
+		for _, w := range []float64{1.0 / 16, 0.25, 1} {
+			net, err := layers.NewNet(tensor.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := layers.ResNet18(1, 1000)
+			if model == "resnet34" {
+				cfg = layers.ResNet34(1, 1000)
+			}
+			cfg.Width = w
+			if _, err := layers.NewResNet(net, cfg); err != nil {
+				t.Fatal(err)
+			}
+			got, want := wdParamCount(model, 784, w), net.NumParams()
+			if r := float64(got) / float64(want); r < 0.98 || r > 1.05 {
+				t.Errorf("%s width %g: estimate %d parameters, built %d (ratio %.3f; want 0.98–1.05)", model, w, got, want, r)
+			}
 		}
 	}
 }
