@@ -24,9 +24,20 @@ for pkg in $pkgs; do
 	for t in $targets; do
 		echo "== fuzz $pkg $t ($fuzztime)"
 		start=$(date +%s)
-		if ! go test "$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" -parallel 1; then
-			failed+=("$pkg $t")
+		log=$(mktemp)
+		if ! go test "$pkg" -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" -parallel 1 2>&1 | tee "$log"; then
+			# Go's fuzzing coordinator can report a bare "context deadline exceeded" when the
+			# -fuzztime window closes while a worker is mid-input (golang/go#75804): no input
+			# was found. A real finding always writes its input ("Failing input written"), so
+			# only that, or any other failure, fails the run.
+			if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written\|panic:' "$log" &&
+				[ "$(grep -c -- '--- FAIL' "$log")" = 1 ] && [ "$(grep -c '^    ' "$log")" -le 1 ]; then
+				echo "== $t: the fuzzing engine's deadline race (no failing input written); not a finding"
+			else
+				failed+=("$pkg $t")
+			fi
 		fi
+		rm -f "$log"
 		echo "== $t took $(( $(date +%s) - start ))s"
 	done
 done

@@ -4,7 +4,9 @@
 Run by bench/compare (through the gocmp orchestrator) with the Debian system interpreter
 (python3-torch = PyTorch 1.13, python3-optuna = Optuna 3.1). Protocol, one line each way:
 
-    WARM <name>        -> OK <ms of the last warm-up step>     (builds the workload, 3 steps)
+    WARM <name> [<w>]  -> OK <ms of the last warm-up step>     (builds the workload, 3 steps;
+                                                              w: the Go side's weights file)
+    CHECK <name> <w>   -> OK <loss> <gradient norm>             (at weights w, not timed)
     RUN <name> <k>     -> OK <ms> <ms> ...                       (k timed steps)
     INFO               -> OK <versions>
     QUIT
@@ -16,6 +18,9 @@ workloads.go) value for value: element i of data stream s is frac((i+1)·0.618�
   mlp_hvp_<dt>    same MLP, loss and Hessian-vector product by double backprop
   cnn_train_<dt>  64x1x28x28 -> conv3x3(16,pad1) ReLU pool2 -> conv3x3(32,pad1) ReLU pool2 -> dense 10
   cnn_hvp_<dt>    same CNN, HVP by double backprop
+  resnet18_train_f32, resnet34_train_f32, resnet18_cifar_train_f32, ahsc_convnet_train_f32,
+  openml_mlp_train_f32/_f64, resnet18_hvp_f32, resnet18_wd_inner_f32: the papers' workloads
+                  (bench/gocmp/paper.go), forward, backward and Adam; HVP; one Eq. 7 inner step
   tpe_suggest     Optuna TPESampler (defaults) ask + 5 suggests with 100 completed trials, 5-D space
 """
 import math
@@ -103,6 +108,186 @@ def torch_workload(name):
     return step
 
 
+# ---- the papers' workloads (issue 13): bench/gocmp/paper.go builds the same networks with the
+# library builders; weights come from the Go side (WARM <name> <weights file>), data and labels
+# from the gen streams. Parameters are taken in the Go builders' order and layouts (Linear
+# weights in×out, used as x @ W + b).
+
+PAPER = {
+    # model: (data seed, batch, input shape, classes)
+    "resnet18": (4, 50, (1, 28, 28), 1000),
+    "resnet34": (4, 50, (1, 28, 28), 1000),
+    "resnet18_cifar": (5, 50, (3, 32, 32), 10),
+    "ahsc_convnet": (6, 64, (1, 28, 28), 10),
+    "openml_mlp": (7, 32, (30,), 1),
+}
+RESNET_BLOCKS = {"resnet18": (2, 2, 2, 2), "resnet34": (3, 4, 6, 3), "resnet18_cifar": (2, 2, 2, 2)}
+
+
+def read_weights(torch, path, dt):
+    """The Go side's weights file: a line 'name d0 d1 ...' per parameter, a blank line, then the
+    float32 values of every parameter in that order (little-endian)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    head, _, data = blob.partition(b"\n\n")
+    params, off = [], 0
+    for line in head.decode().splitlines():
+        parts = line.split()
+        shape = [int(s) for s in parts[1:]]
+        n = math.prod(shape)
+        t = torch.frombuffer(bytearray(data[off:off + 4 * n]), dtype=torch.float32).reshape(shape)
+        params.append(t.to(dt).clone().requires_grad_())
+        off += 4 * n
+    return params
+
+
+def paper_data(torch, model, dt, seed_offset=0):
+    seed, n, shape, k = PAPER[model]
+    seed += seed_offset
+    x = gen(torch, seed, n * math.prod(shape), 2, torch.float32).to(dt).reshape((n,) + shape)
+    if k == 1:
+        y = torch.tensor([(7 * i + 3 + seed) % 2 for i in range(n)], dtype=dt).reshape(n, 1)
+    else:
+        y = torch.tensor([(7 * i + 3 + seed) % k for i in range(n)], dtype=torch.long)
+    return x, y
+
+
+def paper_forward(torch, F, model, params, bn_state):
+    """logits(x) of the model at params; bn_state holds the running statistics (updated in
+    place, as torch's BatchNorm2d in training mode)."""
+    it = iter(params)
+    stats = iter(bn_state)
+
+    def bn(h):
+        g, b = next(it), next(it)
+        rm, rv = next(stats)
+        return F.batch_norm(h, rm, rv, g, b, training=True, momentum=0.1, eps=1e-5)
+
+    if model.startswith("resnet"):
+        def f(x):
+            h = F.relu(bn(F.conv2d(x, next(it), stride=2, padding=3)))
+            h = F.max_pool2d(h, 3, 2, 1)
+            cin = 64
+            for s, nb in enumerate(RESNET_BLOCKS[model]):
+                cout = 64 << s
+                for i in range(nb):
+                    stride = 2 if s > 0 and i == 0 else 1
+                    y = F.relu(bn(F.conv2d(h, next(it), stride=stride, padding=1)))
+                    y = bn(F.conv2d(y, next(it), padding=1))
+                    short = h
+                    if stride != 1 or cin != cout:
+                        short = bn(F.conv2d(h, next(it), stride=stride))
+                    h = F.relu(y + short)
+                    cin = cout
+            h = h.mean((2, 3))
+            return h @ next(it) + next(it)
+        return f
+    if model == "ahsc_convnet":
+        def f(x):
+            h = x
+            for _ in range(2):
+                h = F.max_pool2d(F.relu(F.conv2d(h, next(it), padding=1) + next(it).reshape(1, -1, 1, 1)), 2)
+            h = F.relu(h.reshape(h.shape[0], -1) @ next(it) + next(it))
+            return h @ next(it) + next(it)
+        return f
+
+    def f(x):  # openml_mlp
+        h = F.relu(x @ next(it) + next(it))
+        h = F.relu(h @ next(it) + next(it))
+        return h @ next(it) + next(it)
+    return f
+
+
+def bn_state_for(torch, model, dt):
+    if not model.startswith("resnet"):
+        return []
+    widths = [64]
+    cin = 64
+    for s, nb in enumerate(RESNET_BLOCKS[model]):
+        cout = 64 << s
+        for i in range(nb):
+            stride = 2 if s > 0 and i == 0 else 1
+            widths += [cout, cout]
+            if stride != 1 or cin != cout:
+                widths.append(cout)
+            cin = cout
+    return [(torch.zeros(c, dtype=dt), torch.ones(c, dtype=dt)) for c in widths]
+
+
+def paper_risk(F, model, logits, y):
+    if PAPER[model][3] == 1:
+        return F.binary_cross_entropy_with_logits(logits, y)
+    return F.cross_entropy(logits, y)
+
+
+def paper_workload(torch, F, name, weights):
+    if weights is None:
+        raise ValueError(name + " needs the Go side's weights file")
+    model, kind, dn = name.rsplit("_", 2)
+    model = model.removesuffix("_wd")
+    dt = {"f32": torch.float32, "f64": torch.float64}[dn]
+    params = read_weights(torch, weights, dt)
+    x, y = paper_data(torch, model, dt)
+    bn_state = bn_state_for(torch, model, dt)
+
+    def loss(ps, xb=x, yb=y):
+        return paper_risk(F, model, paper_forward(torch, F, model, ps, bn_state)(xb), yb)
+
+    if kind == "train":  # forward, backward, Adam (lr 1e-3; Keras's ε for the OpenML MLP, as its builder)
+        opt = torch.optim.Adam(params, lr=1e-3, eps=1e-7 if model == "openml_mlp" else 1e-8)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss(params).backward()
+            opt.step()
+        return step
+    if kind == "hvp":
+        vs = [gen(torch, 100 + i, p.numel(), 2, dt).reshape(p.shape) for i, p in enumerate(params)]
+
+        def step():
+            g = torch.autograd.grad(loss(params), params, create_graph=True)
+            dot = sum((gi * vi).sum() for gi, vi in zip(g, vs))
+            return torch.autograd.grad(dot, params)
+        return step
+    if kind == "inner":  # wd_inner: one Eq. 7 inner step (Algorithm 1, K = 0, per-entry λ)
+        xv, yv = paper_data(torch, model, dt, seed_offset=10)
+        lam = [torch.zeros_like(p, requires_grad=True) for p in params]
+        opt = torch.optim.Adam(params, lr=1e-3)
+        acc = [torch.zeros_like(p) for p in params]
+
+        def step():
+            # the training gradient (with ∂/∂θ of ½Σλθ² = λ⊙θ) is both the Adam step's (without
+            # the penalty: decay is decoupled) and the Fisher distance's; the λ-gradient of
+            # ½‖a‖², a = ∇L_T + λ⊙θ − ∇L_V, goes through the penalty's gradient
+            gt = torch.autograd.grad(loss(params), params)
+            gv = torch.autograd.grad(loss(params, xv, yv), params)
+            a = [t + l * p.detach() - v for t, l, p, v in zip(gt, lam, params, gv)]
+            half = 0.5 * sum((ai * ai).sum() for ai in a)
+            rg = torch.autograd.grad(half, lam)
+            with torch.no_grad():
+                for s, r in zip(acc, rg):
+                    s.add_(r)
+                for p, g in zip(params, gt):
+                    p.grad = g
+            opt.step()
+            with torch.no_grad():
+                for p, l in zip(params, lam):
+                    p.sub_(1e-3 * l * p)
+        return step
+    raise ValueError("unknown workload " + name)
+
+
+def paper_check(torch, F, name, weights):
+    """loss and the global gradient norm at the given weights (no step)."""
+    model, _, dn = name.rsplit("_", 2)
+    dt = {"f32": torch.float32, "f64": torch.float64}[dn]
+    params = read_weights(torch, weights, dt)
+    x, y = paper_data(torch, model, dt)
+    l = paper_risk(F, model, paper_forward(torch, F, model, params, bn_state_for(torch, model, dt))(x), y)
+    g = torch.autograd.grad(l, params)
+    return float(l), math.sqrt(sum(float((gi.double() ** 2).sum()) for gi in g))
+
+
 def frac(seed, t):
     x = (t + 1) * 0.6180339887498949 + seed * 0.7548776662466927
     return x - math.floor(x)
@@ -150,9 +335,18 @@ def tpe_workload():
     return step
 
 
-def build(name):
+def is_paper(name):
+    return name.rsplit("_", 2)[0].removesuffix("_wd") in PAPER
+
+
+def build(name, weights=None):
     if name == "tpe_suggest":
         return tpe_workload()
+    if is_paper(name):
+        import torch
+        import torch.nn.functional as F
+        torch.set_num_threads(int(os.environ.get("REF_THREADS", "2")))
+        return paper_workload(torch, F, name, weights)
     return torch_workload(name)
 
 
@@ -183,10 +377,16 @@ def main():
                 return
             if parts[0] == "INFO":
                 print("OK " + info(), flush=True)
+            elif parts[0] == "CHECK":
+                import torch
+                import torch.nn.functional as F
+                torch.set_num_threads(int(os.environ.get("REF_THREADS", "2")))
+                l, g = paper_check(torch, F, parts[1], parts[2])
+                print(f"OK {l:.10g} {g:.10g}", flush=True)
             elif parts[0] == "WARM":
                 name = parts[1]
                 if name not in steps:
-                    steps[name] = build(name)
+                    steps[name] = build(name, parts[2] if len(parts) > 2 else None)
                 ms = 0.0
                 for _ in range(3):
                     t0 = time.perf_counter()

@@ -13,7 +13,6 @@ import (
 	"github.com/hyperflat/hyperflat/losses"
 	"github.com/hyperflat/hyperflat/search"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Ranking is what AHSC sorts its one-epoch screenings by (ascending).
@@ -39,26 +38,51 @@ func (r Ranking) String() string {
 	return "strong-convexity"
 }
 
-// Screened is one configuration's one-epoch screening.
+// Screened is one configuration's one-epoch screening (Algorithm 1, lines 6–13).
 type Screened struct {
 	Config search.Config
-	Score  float64 // μ, validation loss or ‖H‖_F², by the ranking
-	Err    string  // why the configuration was dropped, if it was
+	// Score is what the screening measured: μ, the validation loss or ‖H‖_F², by the
+	// ranking; NaN when the screening failed before it could score.
+	Score float64
+	// Reason says why the configuration was dropped before the ranking — the screening's
+	// error, or a score that is not positive and finite (Algorithm 1, lines 11–13: not
+	// strongly convex); "" for a configuration that was ranked.
+	Reason string
 }
 
-// AHSC is Algorithm 1 of the AHSC paper as a search.Method on a Task: sample N1
-// configurations, train each for one epoch, score it, drop scores ≤ 0 (not strongly convex)
-// and failures, fully train the N2 lowest through the objective, and return those trials (the
-// best is then chosen on validation data by search.Best). Screening runs on Workers
-// goroutines; the result does not depend on their number.
+// Result is what an AHSC search did.
+type Result struct {
+	// Trials are the full trainings of the N2 ranked configurations of least score, in
+	// ranking order (Algorithm 1, lines 15–17); search.Best picks the selected one.
+	Trials []search.Trial
+	// Screenings are the N1 screenings, in sampling order.
+	Screenings []Screened
+}
+
+// Dropped is the number of screenings dropped before the ranking.
+func (r Result) Dropped() int {
+	n := 0
+	for _, s := range r.Screenings {
+		if s.Reason != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// AHSC is Algorithm 1 of the AHSC paper (Yedida & Saha 2024, Section 3.2) on a Task: sample
+// N1 configurations, train each for one epoch, score it, drop scores ≤ 0 (not strongly
+// convex) and failures, fully train the N2 lowest, and return those trials (the best is then
+// chosen on validation data by search.Best). Screening runs on Workers goroutines; the result
+// does not depend on their number.
 //
 // Failed evaluations count against the budget, as in the papers' code: a configuration whose
 // screening fails — training diverged (train.ErrDiverged: NaN or infinite loss, gradient or
 // parameter), over the memory budget (ErrTooBig), past the trial timeout (ErrTrialTimeout), or
 // a score that is NaN, infinite or not positive — uses up one of the N1 screenings and is
-// dropped with the reason in Screen[i].Err; a full training that fails uses up one of the N2
-// and is returned as a search.Failed trial with the reason in Err. Failed screenings never
-// enter the ranking. Cancelling ctx stops the search with ctx.Err().
+// dropped with the reason in its Screened.Reason; a full training that fails uses up one of
+// the N2 and is returned as a search.Failed trial with the reason in Err. Failed screenings
+// never enter the ranking. Cancelling ctx stops the search with ctx.Err().
 type AHSC struct {
 	Task    *Task
 	N1, N2  int // 50 and 10 in the paper
@@ -68,9 +92,6 @@ type AHSC struct {
 	// HessianRows and HessianSamples size the ByHessian estimate (training rows used and
 	// Hutchinson vectors; 256 and 16 by default).
 	HessianRows, HessianSamples int
-
-	// Screen is filled by Search with every screening, in sampling order.
-	Screen []Screened
 }
 
 // Name identifies the method and its ranking.
@@ -81,24 +102,49 @@ func (a *AHSC) Name() string {
 	return "ahsc-" + a.Rank.String()
 }
 
-// Search runs AHSC. obj performs the full trainings (so that they match the baselines'); the
-// budget is not used: the cost is N1 one-epoch trainings plus N2 full ones.
+// Search is Run as a search.Method: it returns the full trainings only. The budget is not
+// used: the cost is N1 one-epoch trainings plus N2 full ones.
 func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, obj search.Objective, _ int) ([]search.Trial, error) {
+	res, err := a.Run(ctx, rng, space, obj)
+	return res.Trials, err
+}
+
+// Run runs AHSC on space: the N1 configurations and, for ByHessian, the Hutchinson probes
+// are drawn from rng; obj performs the full trainings (a.Task.Objective(), so that they match
+// the baselines'). The result holds the screenings even when the search fails because every
+// screening was dropped.
+func (a *AHSC) Run(ctx context.Context, rng *rand.Rand, space search.Space, obj search.Objective) (Result, error) {
 	if a.Task == nil || a.N1 <= 0 || a.N2 <= 0 {
-		return nil, fmt.Errorf("convexity: AHSC needs a task and positive N1, N2")
+		return Result{}, fmt.Errorf("convexity: AHSC needs a task and positive N1, N2")
 	}
 	if err := space.Validate(); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	cfgs := make([]search.Config, a.N1)
 	for i := range cfgs {
 		var err error
 		if cfgs[i], err = (search.Random{}).Ask(rng, space, nil); err != nil {
-			return nil, err
+			return Result{}, err
 		}
 	}
-	a.Screen = make([]Screened, a.N1)
-	workers := max(1, min(a.Workers, a.N1))
+	probes := rng.Uint64() // drawn by every ranking, so that all of them screen the same configurations
+	res := Result{Screenings: a.screenAll(ctx, cfgs, probes)}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	kept, err := a.lowest(res.Screenings)
+	if err != nil {
+		return res, err
+	}
+	res.Trials, err = trainFully(ctx, cfgs, kept, obj)
+	return res, err
+}
+
+// screenAll screens every configuration on a.Workers goroutines; screening i draws its
+// Hessian probes from PCG(probes, i), so that the result does not depend on the workers.
+func (a *AHSC) screenAll(ctx context.Context, cfgs []search.Config, probes uint64) []Screened {
+	out := make([]Screened, len(cfgs))
+	workers := max(1, min(a.Workers, len(cfgs)))
 	defer graph.Concurrent(workers)() // one configuration per core: no intra-op splitting
 	var wg sync.WaitGroup
 	jobs := make(chan int)
@@ -107,17 +153,7 @@ func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, o
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				s := Screened{Config: cfgs[i], Score: math.NaN()}
-				score, err := a.screen(ctx, cfgs[i], rand.New(rand.NewPCG(uint64(i), 0xa45c)))
-				switch {
-				case err != nil:
-					s.Err = err.Error()
-				case !(score > 0) || math.IsInf(score, 0):
-					s.Err = fmt.Sprintf("score %v is not positive and finite", score)
-				default:
-					s.Score = score
-				}
-				a.Screen[i] = s
+				out[i] = a.Screen(ctx, cfgs[i], rand.New(rand.NewPCG(probes, uint64(i))))
 			}
 		}()
 	}
@@ -129,22 +165,49 @@ func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, o
 	}
 	close(jobs)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return out
+}
+
+// Screen trains cfg for one epoch and scores it by the ranking (Algorithm 1, lines 6–13),
+// under the task's trial timeout; rng draws the Hessian probes (ByHessian only). A failed
+// screening, or a score that is not positive and finite, is dropped with its Reason.
+func (a *AHSC) Screen(ctx context.Context, cfg search.Config, rng *rand.Rand) Screened {
+	s := Screened{Config: cfg, Score: math.NaN()}
+	score, err := a.screen(ctx, cfg, rng)
+	switch {
+	case err != nil:
+		s.Reason = err.Error()
+	case !(score > 0) || math.IsInf(score, 0):
+		s.Score = score
+		s.Reason = fmt.Sprintf("score %v is not positive and finite", score)
+	default:
+		s.Score = score
 	}
+	return s
+}
+
+// lowest returns the indices of the N2 ranked screenings of least score (a stable sort, so
+// ties keep the sampling order).
+func (a *AHSC) lowest(screened []Screened) ([]int, error) {
 	var kept []int
-	for i, s := range a.Screen {
-		if s.Err == "" {
+	for i, s := range screened {
+		if s.Reason == "" {
 			kept = append(kept, i)
 		}
 	}
 	if len(kept) == 0 {
-		return nil, fmt.Errorf("convexity: every screened configuration failed (first: %s)", a.Screen[0].Err)
+		return nil, fmt.Errorf("convexity: every screened configuration failed (first: %s)", screened[0].Reason)
 	}
-	sort.SliceStable(kept, func(x, y int) bool { return a.Screen[kept[x]].Score < a.Screen[kept[y]].Score })
+	sort.SliceStable(kept, func(x, y int) bool { return screened[kept[x]].Score < screened[kept[y]].Score })
 	if len(kept) > a.N2 {
 		kept = kept[:a.N2]
 	}
+	return kept, nil
+}
+
+// trainFully evaluates the kept configurations at full fidelity, in order (Algorithm 1,
+// lines 15–17).
+func trainFully(ctx context.Context, cfgs []search.Config, kept []int, obj search.Objective) ([]search.Trial, error) {
 	var trials []search.Trial
 	for _, i := range kept {
 		if err := ctx.Err(); err != nil {
@@ -188,7 +251,7 @@ func (a *AHSC) screenOnce(ctx context.Context, cfg search.Config, rng *rand.Rand
 	}
 	switch a.Rank {
 	case ByValLoss:
-		_, loss, err := a.Task.score(ctx, tr, a.Task.Val, c.BatchSize)
+		_, _, loss, err := a.Task.score(ctx, tr, a.Task.Val)
 		return loss, err
 	case ByHessian:
 		return hessianScore(ctx, c.Model, a.Task, a.HessianRows, a.HessianSamples, rng)
@@ -218,7 +281,7 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 	}
 	x := net.Input("hessian.x", append([]int{rows}, ds.Shape...)...)
 	y := net.Input("hessian.y", rows, k)
-	if err := G.Let(x, denseOf(net, ds.X[:rows*ds.D], append([]int{rows}, ds.Shape...))); err != nil {
+	if err := G.Let(x, layers.NewTensor(net.Dtype(), ds.X[:rows*ds.D], append([]int{rows}, ds.Shape...)...)); err != nil {
 		return 0, err
 	}
 	labels := make([]float64, rows*k)
@@ -229,7 +292,7 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 			labels[i*k+ds.Y[i]] = 1
 		}
 	}
-	if err := G.Let(y, denseOf(net, labels, []int{rows, k})); err != nil {
+	if err := G.Let(y, layers.NewTensor(net.Dtype(), labels, rows, k)); err != nil {
 		return 0, err
 	}
 	logits, err := m.Logits(x, layers.NewPass(layers.Eval))
@@ -250,16 +313,4 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 	}
 	e, err := c.FrobeniusSq(ctx, rng, samples)
 	return e.Mean, err
-}
-
-// denseOf copies data into a tensor of the net's dtype.
-func denseOf(net *layers.Net, data []float64, shape []int) *tensor.Dense {
-	if net.Dtype() == tensor.Float32 {
-		f := make([]float32, len(data))
-		for i, v := range data {
-			f[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
 }

@@ -69,11 +69,11 @@ func TestAHSCFindsAGoodConfigurationDeterministically(t *testing.T) {
 	run := func(workers int) ([]Screened, []search.Trial) {
 		task := mlpTask(3)
 		a := &AHSC{Task: task, N1: 8, N2: 3, Workers: workers}
-		trials, err := a.Search(context.Background(), rand.New(rand.NewPCG(1, 2)), task.Space, task.Objective(), 0)
+		res, err := a.Run(context.Background(), rand.New(rand.NewPCG(1, 2)), task.Space, task.Objective())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return a.Screen, trials
+		return res.Screenings, res.Trials
 	}
 	s1, t1 := run(1)
 	s2, t2 := run(2)
@@ -104,7 +104,7 @@ func TestAHSCFindsAGoodConfigurationDeterministically(t *testing.T) {
 	}
 	maxKept, minDropped := math.Inf(-1), math.Inf(1)
 	for _, s := range s1 {
-		if s.Err != "" {
+		if s.Reason != "" {
 			continue
 		}
 		if kept[s.Config.String()] {
@@ -121,21 +121,25 @@ func TestAHSCFindsAGoodConfigurationDeterministically(t *testing.T) {
 func TestAHSCAblations(t *testing.T) {
 	for _, rank := range []Ranking{ByValLoss, ByHessian} {
 		task := mlpTask(5)
+		var evals []Evaluation
+		task.Observe = func(e Evaluation) { evals = append(evals, e) }
 		a := &AHSC{Task: task, N1: 4, N2: 2, Rank: rank, HessianRows: 32, HessianSamples: 4}
-		trials, err := a.Search(context.Background(), rand.New(rand.NewPCG(2, 2)), task.Space, task.Objective(), 0)
+		res, err := a.Run(context.Background(), rand.New(rand.NewPCG(2, 2)), task.Space, task.Objective())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(trials) != 2 || a.Name() == "ahsc" {
-			t.Errorf("%v: %d trials, name %s", rank, len(trials), a.Name())
+		if len(res.Trials) != 2 || a.Name() == "ahsc" {
+			t.Errorf("%v: %d trials, name %s", rank, len(res.Trials), a.Name())
 		}
-		for _, s := range a.Screen {
-			if s.Err == "" && !(s.Score > 0) {
+		for _, s := range res.Screenings {
+			if s.Reason == "" && !(s.Score > 0) {
 				t.Errorf("%v: score %v", rank, s.Score)
 			}
 		}
-		if r, ok := task.Report(trials[0].Config); !ok || math.IsNaN(r.TestMetric) {
-			t.Errorf("%v: no test report for the full training", rank)
+		// The full trainings went through the task's objective, which reported them.
+		if len(evals) != 2 || evals[0].Config.String() != res.Trials[0].Config.String() || math.IsNaN(evals[0].TestMetric) ||
+			evals[0].Value != res.Trials[0].Value {
+			t.Errorf("%v: observed %+v for the trials %+v", rank, evals, res.Trials)
 		}
 	}
 }

@@ -104,26 +104,30 @@ func TestSearchWithDivergingConfigurations(t *testing.T) {
 	t.Run("ahsc", func(t *testing.T) {
 		task := divergingTask(5)
 		a := &AHSC{Task: task, N1: 15, N2: 4, Workers: 2}
-		trials, err := a.Search(context.Background(), rand.New(rand.NewPCG(9, 9)), task.Space, task.Objective(), 0)
+		res, err := a.Run(context.Background(), rand.New(rand.NewPCG(9, 9)), task.Space, task.Objective())
 		if err != nil {
 			t.Fatalf("search: %v", err)
 		}
+		trials := res.Trials
 		dropped := 0
-		for _, s := range a.Screen {
+		for _, s := range res.Screenings {
 			lr := lrOf(s.Config)
-			if s.Err == "" {
+			if s.Reason == "" {
 				if math.IsNaN(s.Score) || lr >= 300 {
 					t.Errorf("screening of lr %.3g kept with score %v", lr, s.Score)
 				}
 				continue
 			}
 			dropped++
-			if !divergedReason(s.Err) {
-				t.Errorf("lr %.3g dropped for %q; want the divergence", lr, s.Err)
+			if !divergedReason(s.Reason) {
+				t.Errorf("lr %.3g dropped for %q; want the divergence", lr, s.Reason)
 			}
 			if lr < 300 {
-				t.Errorf("lr %.3g dropped: %s", lr, s.Err)
+				t.Errorf("lr %.3g dropped: %s", lr, s.Reason)
 			}
+		}
+		if res.Dropped() != dropped {
+			t.Errorf("Dropped() = %d, want %d", res.Dropped(), dropped)
 		}
 		if dropped < a.N1/6 || dropped > a.N1/2 {
 			t.Errorf("%d of %d screenings dropped; want about a third", dropped, a.N1)
@@ -250,9 +254,9 @@ func TestTrialTimeoutFailsTheTrialButCancellationStopsTheSearch(t *testing.T) {
 	// AHSC's screenings time out one by one; with all of them failed, the search says so.
 	task.TrialTimeout = time.Nanosecond
 	a := &AHSC{Task: task, N1: 2, N2: 1}
-	if _, err := a.Search(context.Background(), rand.New(rand.NewPCG(1, 1)), task.Space, task.Objective(), 0); err == nil ||
-		!strings.Contains(a.Screen[0].Err, "timed out") {
-		t.Errorf("AHSC: %v, screen %+v", err, a.Screen)
+	if res, err := a.Run(context.Background(), rand.New(rand.NewPCG(1, 1)), task.Space, task.Objective()); err == nil ||
+		len(res.Screenings) != 2 || !strings.Contains(res.Screenings[0].Reason, "timed out") {
+		t.Errorf("AHSC: %v, screenings %+v", err, res.Screenings)
 	}
 
 	// Cancelling the search's context stops it: ctx's error, not a string of failed trials.
@@ -269,6 +273,40 @@ func TestTrialTimeoutFailsTheTrialButCancellationStopsTheSearch(t *testing.T) {
 		}
 		if el := time.Since(start); el > 20*time.Second {
 			t.Errorf("%s took %v to stop", m.Name(), el)
+		}
+	}
+}
+
+// TestBuildMisreadingTheConfigFailsTheTrial: a Build that reads a float dimension with
+// cfg.Int (search.Config panics rather than round) fails that trial with the accessor's
+// message; the search goes on and reports it as a failed trial.
+func TestBuildMisreadingTheConfigFailsTheTrial(t *testing.T) {
+	task := divergingTask(1)
+	task.Space = append(task.Space, search.FloatParam("dropout", 0, 0.5, false))
+	build := task.Build
+	task.Build = func(cfg search.Config, s uint64) (*Candidate, error) {
+		_ = cfg.Int("dropout") // the mistake: a float dimension read as an integer
+		return build(cfg, s)
+	}
+	cfg, err := (search.Random{}).Ask(rand.New(rand.NewPCG(1, 2)), task.Space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := task.Evaluate(context.Background(), cfg, 1)
+	if e.Err == nil || !strings.Contains(e.Err.Error(), `no integer dimension "dropout"`) {
+		t.Fatalf("Evaluate: error %v, want the accessor's message", e.Err)
+	}
+	trials, err := search.Sequential{Label: "random", Sampler: search.Random{}}.Search(context.Background(),
+		rand.New(rand.NewPCG(3, 4)), task.Space, task.Objective(), 2)
+	if err != nil {
+		t.Fatalf("the search stopped: %v", err)
+	}
+	if len(trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(trials))
+	}
+	for _, tr := range trials {
+		if tr.State != search.Failed || !strings.Contains(tr.Err, "no integer dimension") {
+			t.Errorf("trial %s: state %v, error %q; want failed with the accessor's message", tr.Config, tr.State, tr.Err)
 		}
 	}
 }

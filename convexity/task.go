@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/hyperflat/hyperflat/datasets"
@@ -24,6 +23,11 @@ type Metric string
 const (
 	Accuracy Metric = "accuracy"
 	AUC      Metric = "roc-auc" // binary, or one-vs-rest macro
+	// AUCMicro is Keras's tf.keras.metrics.AUC as the authors' OpenML models compile it: the
+	// ROC-AUC of the flattened one-hot labels against the flattened class probabilities
+	// (micro-averaged); binary for one output. Computed exactly here, where Keras
+	// interpolates over 200 thresholds.
+	AUCMicro Metric = "roc-auc-micro"
 )
 
 // Candidate is a configuration made concrete: a fresh model and how to train it.
@@ -42,26 +46,49 @@ var ErrTooBig = errors.New("convexity: configuration too big")
 var ErrTrialTimeout = errors.New("trial timed out")
 
 // Task is a supervised problem whose configurations a white-box search can build, train and
-// look inside. Black-box methods see it through Objective.
+// look inside. Black-box methods see it through Objective, AHSC through Fit as well; both
+// train through Fit, so that every method of a comparison trains a configuration the same way
+// and from the same initial weights.
 //
-// Every trial of every method, and every AHSC screening, trains through Fit, which enforces
-// the task's resource limits: a configuration whose Estimate exceeds MaxBytes is refused
-// before Build with an error wrapping ErrTooBig that gives both sizes, and a trial running
-// longer than TrialTimeout is stopped with an error wrapping ErrTrialTimeout. Both are
-// ordinary trial failures — the search records them (search.Failed, Screened.Err) and goes
-// on — whereas cancelling the context passed to the search stops the whole search, which
-// then returns ctx.Err().
+// Fit enforces the task's resource limits: a configuration whose Estimate exceeds MaxBytes is
+// refused before Build with an error wrapping ErrTooBig that gives both sizes, and a trial
+// running longer than TrialTimeout is stopped with an error wrapping ErrTrialTimeout. Both are
+// ordinary trial failures — the search records them (search.Failed, Screened.Reason) and goes
+// on — whereas cancelling the context passed to the search stops the whole search, which then
+// returns ctx.Err().
 type Task struct {
 	Space search.Space
 	// Build makes a fresh model for cfg with weights initialized from seed.
 	Build func(cfg search.Config, seed uint64) (*Candidate, error)
 	// Train fits the models, Val selects among them, Test (optional) is only reported.
 	Train, Val, Test *datasets.Dataset
-	Loss             losses.Kind
-	Metric           Metric
-	Epochs           int                  // epochs of a full training
-	Early            *train.EarlyStopping // optional, for full trainings
-	Seed             uint64
+	// EarlyStop is the data a full training's early stopping watches; nil: Val. Keeping it
+	// apart from Val lets a protocol select on data the stopping rule never saw, as
+	// scikit-learn's validation_fraction does inside a cross-validation fold.
+	EarlyStop *datasets.Dataset
+	// Holdout, when set, makes every full training split its data itself: fit on the first
+	// part, early-stopped by the returned rule on the second (scikit-learn's MLP
+	// early_stopping, whose validation_fraction and tol are hyperparameters). It replaces
+	// EarlyStop and Early for full trainings.
+	Holdout func(cfg search.Config, train *datasets.Dataset) (fit, early *datasets.Dataset, rule *train.EarlyStopping, err error)
+	// Folds, when set, make the objective k-fold cross-validation (Bayesmark's protocol): the
+	// validation metric and loss are the means over the folds, each a task of its own that is
+	// trained on its Train (early-stopped on its EarlyStop) and scored on its Val. At full
+	// fidelity this task is then trained once more on its own Train for the test results; its
+	// Val is that training's early-stopping data.
+	Folds  []*Task
+	Loss   losses.Kind
+	Metric Metric
+	// ByLoss makes the objective the validation loss instead of minus the validation metric
+	// (Bayesmark optimizes the cross-validated log loss).
+	ByLoss bool
+	Epochs int                  // epochs of a full training
+	Early  *train.EarlyStopping // optional, for full trainings
+	// Seed derives every configuration's initial weights and batch order (see Fit).
+	Seed uint64
+	// EvalBatch is the number of rows scored per pass when a model is evaluated; 0 scores
+	// each data set in one pass. Results do not depend on it beyond rounding.
+	EvalBatch int
 
 	// MaxBytes is the memory budget of one trial in bytes (the --max-mem flag); 0 means no
 	// limit. It is enforced only when Estimate is set.
@@ -69,20 +96,36 @@ type Task struct {
 	// Estimate returns the bytes cfg's training would hold (layers.EstimateMLPBytes and
 	// layers.EstimateConvNetBytes compute it for the package's models without building them).
 	Estimate func(cfg search.Config) (int64, error)
-	// TrialTimeout bounds one trial — Objective's training and scoring, or an AHSC screening
-	// (one-epoch training and its score); 0 means no limit.
+	// TrialTimeout bounds one trial — an Objective evaluation (every training and scoring it
+	// does, folds included), or an AHSC screening (one-epoch training and its score); 0 means
+	// no limit.
 	TrialTimeout time.Duration
 
-	mu      sync.Mutex
-	reports map[string]Report
+	// Observe, when set, receives the record of every Objective evaluation, failed ones
+	// included, after it finished and before Objective returns. It is how a caller keeps what
+	// the search itself does not (test results, failures and their reasons, the number of
+	// calls). A search calls it from its own goroutine; a task shared by concurrent searches
+	// needs an Observe that is safe for concurrent use.
+	Observe func(Evaluation)
 }
 
-// Report is what one training of a configuration achieved.
-type Report struct {
-	Config                search.Config
-	Epochs                int
-	ValMetric, TestMetric float64 // TestMetric is NaN without test data
-	ValLoss               float64
+// Evaluation is the record of one evaluation of a Task's objective.
+type Evaluation struct {
+	Config   search.Config
+	Fidelity float64
+	Epochs   int // ⌈Fidelity·Epochs⌉, at least 1
+	// Value is what the objective returned: minus ValMetric, or ValLoss with ByLoss; NaN
+	// when Err is set.
+	Value float64
+	// ValMetric and ValLoss score the trained model on Val (with Folds, their means over the
+	// folds); NaN when Err is set.
+	ValMetric, ValLoss float64
+	// TestMetric, TestAccuracy and TestLoss score it on Test at full fidelity (NaN otherwise,
+	// without Test data, or when Err is set). TestAccuracy equals TestMetric when the metric
+	// is Accuracy.
+	TestMetric, TestAccuracy, TestLoss float64
+	// Err is why the evaluation failed (nil when it did not); the search records its text.
+	Err error
 }
 
 // seedFor derives the initialization seed of a configuration, so that every method trains the
@@ -93,18 +136,24 @@ func (t *Task) seedFor(cfg search.Config) uint64 {
 	return h.Sum64()
 }
 
-func (t *Task) score(ctx context.Context, tr *train.Trainer, ds *datasets.Dataset, batch int) (metric, loss float64, err error) {
-	res, err := tr.Evaluate(ctx, ds, batch)
+// score evaluates a trained model on ds: the task's metric, the accuracy and the mean loss.
+func (t *Task) score(ctx context.Context, tr *train.Trainer, ds *datasets.Dataset) (metric, acc, loss float64, err error) {
+	res, err := tr.Evaluate(ctx, ds, t.EvalBatch)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
+	metric = res.Accuracy
 	switch t.Metric {
 	case AUC:
-		metric, err = res.AUC(ds.Y)
-	default:
-		metric = res.Accuracy
+		if metric, err = res.AUC(ds.Y); err != nil {
+			return 0, 0, 0, err
+		}
+	case AUCMicro:
+		if metric, err = microAUC(res.Scores, ds.Y); err != nil {
+			return 0, 0, 0, err
+		}
 	}
-	return metric, res.Loss, err
+	return metric, res.Accuracy, res.Loss, nil
 }
 
 // CheckMemory refuses cfg, with an error wrapping ErrTooBig that gives the estimate and the
@@ -181,8 +230,20 @@ func (t *Task) Fit(ctx context.Context, cfg search.Config, epochs int, full bool
 	return c, tr, nil
 }
 
+// build calls the user's Build. A Build that reads cfg wrongly (search.Config's accessors
+// panic on a dimension of another kind, say cfg.Int on a float dimension) fails that trial
+// with the accessor's message, an error a search records, instead of crashing the search.
+func (t *Task) build(cfg search.Config) (c *Candidate, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("convexity: building %s: %v", cfg, p)
+		}
+	}()
+	return t.Build(cfg, t.seedFor(cfg))
+}
+
 func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool) (*Candidate, *train.Trainer, error) {
-	c, err := t.Build(cfg, t.seedFor(cfg))
+	c, err := t.build(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,65 +256,108 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 		e := *t.Early
 		tc.Early = &e
 	}
-	val := t.Val
+	val := t.EarlyStop
+	if val == nil {
+		val = t.Val
+	}
 	if tc.Early != nil && tc.Early.Monitor == "loss" {
 		val = nil
 	}
-	if _, err := tr.Fit(ctx, c.Optimizer, t.Train, val, tc); err != nil {
+	data := t.Train
+	if full && t.Holdout != nil {
+		var rule *train.EarlyStopping
+		if data, val, rule, err = t.Holdout(cfg, t.Train); err != nil {
+			return nil, nil, err
+		}
+		tc.Early = rule
+	}
+	if _, err := tr.Fit(ctx, c.Optimizer, data, val, tc); err != nil {
 		return nil, nil, err
 	}
 	return c, tr, nil
 }
 
-// Objective is the task as a black-box objective: train for ⌈fidelity·Epochs⌉ epochs and
-// return minus the validation metric. Every evaluation's report is kept (see Reports).
-//
-// An evaluation fails (the search records a failed trial with the error's text) when training
-// diverges (train.ErrDiverged: a NaN or infinite loss, gradient or parameter, or a NaN or
-// infinite validation loss after training), when the configuration is over the memory budget
-// (ErrTooBig) or when it runs past TrialTimeout (ErrTrialTimeout); the whole evaluation,
-// scoring included, runs under the timeout.
+// Objective is the task as a black-box objective: Evaluate, reported to Observe. It trains
+// for ⌈fidelity·Epochs⌉ epochs and returns minus the validation metric (the validation loss
+// with ByLoss); see Evaluate for when an evaluation fails.
 func (t *Task) Objective() search.Objective {
 	return func(ctx context.Context, cfg search.Config, fidelity float64) (float64, error) {
-		epochs := max(1, int(math.Ceil(fidelity*float64(t.Epochs)-1e-9)))
-		r := Report{Config: cfg, Epochs: epochs, TestMetric: math.NaN()}
-		err := t.trial(ctx, func(ctx context.Context) error {
-			c, tr, err := t.Fit(ctx, cfg, epochs, fidelity >= 1)
-			if err != nil {
-				return err
-			}
-			if r.ValMetric, r.ValLoss, err = t.score(ctx, tr, t.Val, c.BatchSize); err != nil {
-				return err
-			}
-			if math.IsNaN(r.ValLoss) || math.IsInf(r.ValLoss, 0) {
-				return fmt.Errorf("convexity: %w: the validation loss is %v after %d epochs", train.ErrDiverged, r.ValLoss, epochs)
-			}
-			if t.Test != nil {
-				if r.TestMetric, _, err = t.score(ctx, tr, t.Test, c.BatchSize); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return math.NaN(), err
+		e := t.Evaluate(ctx, cfg, fidelity)
+		if t.Observe != nil {
+			t.Observe(e)
 		}
-		if fidelity >= 1 {
-			t.mu.Lock()
-			if t.reports == nil {
-				t.reports = map[string]Report{}
-			}
-			t.reports[cfg.String()] = r
-			t.mu.Unlock()
-		}
-		return -r.ValMetric, nil
+		return e.Value, e.Err
 	}
 }
 
-// Report returns the full-training report of cfg, if Objective evaluated it.
-func (t *Task) Report(cfg search.Config) (Report, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r, ok := t.reports[cfg.String()]
-	return r, ok
+// Evaluate trains cfg at the fidelity and scores it: on Val (or on every fold), and at full
+// fidelity (1) also on Test. Full fidelity trains with the task's early stopping; lower ones
+// train ⌈fidelity·Epochs⌉ epochs without it (BOHB's rungs).
+//
+// The evaluation fails (Err is set, the values are NaN) when training diverges
+// (train.ErrDiverged: a NaN or infinite loss, gradient or parameter, or a NaN or infinite
+// validation loss or objective after training), when the configuration is over the memory
+// budget (ErrTooBig) or when it runs past TrialTimeout (ErrTrialTimeout); the whole
+// evaluation, scoring and folds included, runs under the timeout.
+func (t *Task) Evaluate(ctx context.Context, cfg search.Config, fidelity float64) Evaluation {
+	nan := math.NaN()
+	e := Evaluation{Config: cfg, Fidelity: fidelity, Epochs: max(1, int(math.Ceil(fidelity*float64(t.Epochs)-1e-9))),
+		Value: nan, ValMetric: nan, ValLoss: nan, TestMetric: nan, TestAccuracy: nan, TestLoss: nan}
+	r := e
+	err := t.trial(ctx, func(ctx context.Context) error { return t.evaluate(ctx, &r) })
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	return r
+}
+
+// evaluate fills e's scores: the folds' means or Val's, then Test's at full fidelity.
+func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
+	full := e.Fidelity >= 1
+	if len(t.Folds) > 0 {
+		e.ValMetric, e.ValLoss = 0, 0
+		for _, f := range t.Folds {
+			_, tr, err := f.Fit(ctx, e.Config, e.Epochs, full)
+			if err != nil {
+				return err
+			}
+			m, _, l, err := f.score(ctx, tr, f.Val)
+			if err != nil {
+				return err
+			}
+			e.ValMetric += m / float64(len(t.Folds))
+			e.ValLoss += l / float64(len(t.Folds))
+		}
+	}
+	var tr *train.Trainer
+	if len(t.Folds) == 0 || full {
+		var err error
+		if _, tr, err = t.Fit(ctx, e.Config, e.Epochs, full); err != nil {
+			return err
+		}
+	}
+	if len(t.Folds) == 0 {
+		var err error
+		if e.ValMetric, _, e.ValLoss, err = t.score(ctx, tr, t.Val); err != nil {
+			return err
+		}
+	}
+	if math.IsNaN(e.ValLoss) || math.IsInf(e.ValLoss, 0) {
+		return fmt.Errorf("convexity: %w: the validation loss is %v after %d epochs", train.ErrDiverged, e.ValLoss, e.Epochs)
+	}
+	if full && t.Test != nil {
+		var err error
+		if e.TestMetric, e.TestAccuracy, e.TestLoss, err = t.score(ctx, tr, t.Test); err != nil {
+			return err
+		}
+	}
+	e.Value = -e.ValMetric
+	if t.ByLoss {
+		e.Value = e.ValLoss
+	}
+	if math.IsNaN(e.Value) || math.IsInf(e.Value, 0) {
+		return fmt.Errorf("convexity: the validation objective is %v", e.Value)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Dataset is a classification or regression dataset held in memory, one row per example.
@@ -81,6 +82,54 @@ func (d *Dataset) ClassCounts() []int {
 		}
 	}
 	return counts
+}
+
+// MinClassRows is the fewest rows [CheckClassification] accepts of each class of a binary
+// problem: one for each of a training, a validation and a test split.
+const MinClassRows = 3
+
+// CheckClassification refuses a dataset that cannot make a classification problem, saying
+// why, so that a run fails before training rather than reporting a NaN for every trial: a
+// regression target, fewer than two classes, a declared class that no row has (an ARFF
+// nominal class with unused categories, say), or a binary problem with fewer than
+// [MinClassRows] rows of a class (a stratified split could not put one in every part, and
+// ROC AUC is undefined on a part with one class).
+func CheckClassification(d *Dataset) error {
+	if d == nil {
+		return errors.New("datasets: nil dataset")
+	}
+	if d.Y == nil {
+		return fmt.Errorf("%s: the target is a real number (regression), not a class label", d.Name)
+	}
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	counts := d.ClassCounts()
+	if len(counts) < 2 {
+		return fmt.Errorf("%s: the target has %d class(es) (%s), a classification problem needs at least two", d.Name, len(counts), strings.Join(d.Classes, ", "))
+	}
+	for c, n := range counts {
+		if n == 0 {
+			return fmt.Errorf("%s: class %s is declared but no row has it (classes: %s); remove it from the declared classes",
+				d.Name, className(d, c), strings.Join(d.Classes, ", "))
+		}
+	}
+	if len(counts) == 2 {
+		for c, n := range counts {
+			if n < MinClassRows {
+				return fmt.Errorf("%s: class %s has %d row(s) of %d; a binary problem needs at least %d rows of each class (for training, validation and test)",
+					d.Name, className(d, c), n, d.N, MinClassRows)
+			}
+		}
+	}
+	return nil
+}
+
+func className(d *Dataset, c int) string {
+	if c < len(d.Classes) {
+		return strconv.Quote(d.Classes[c])
+	}
+	return strconv.Itoa(c)
 }
 
 // Subset returns a new dataset with the rows idx, in that order, copied. Metadata (Shape,

@@ -39,6 +39,27 @@
 // stored as real numbers, which must then be 0…255. Every parser has a Go fuzz target
 // (fuzz_test.go, seed corpora in testdata/fuzz), run by .ci/fuzz.sh.
 //
+// A user's own table may hold text: with [TableOptions].Text a class target may be any
+// strings (the classes in sorted order), a text feature column becomes a nominal feature of
+// its sorted distinct values, and a target of non-integer numbers is refused as regression.
+// Header names must be distinct in every format. [CheckClassification] refuses, with the
+// reason, a dataset that cannot make a classification problem (one class, a declared class
+// with no rows, a binary class of fewer than [MinClassRows] rows).
+//
+// # Limits
+//
+// Input is bounded so that a corrupt or hostile file fails with an error naming it and the
+// limit rather than exhausting memory or never finishing:
+//
+//   - a line of a text format (CSV, TSV, ARFF and the other delimited files, after
+//     decompression) may be at most [MaxLineBytes] (4 MiB) long;
+//   - a text column of a table read with TableOptions.Text may have at most
+//     [MaxCategories] distinct values;
+//   - a registry file must be a regular file (not a device or a FIFO, even behind a
+//     symlink) and is read up to one byte past its recorded size, a longer one being a
+//     size mismatch;
+//   - binary formats never allocate from a size field before the data is there.
+//
 // # Registry
 //
 // [Names] and [Lookup] describe the paper's 14 datasets (mnist, svhn, breast, digits, iris,

@@ -69,5 +69,5 @@ func ExampleLoad() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// kc1: /nonexistent/openml_hpobench/kc1/kc1.arff not found; download kc1.arff (169,887 bytes, sha256 82fa208e6fc2c3b96072401c11c077897f713d8d93f7ad4cda89b8e4636bb5c0) from http://promise.site.uottawa.ca/SERepository/datasets/kc1.arff and place it there, or set --data / HYPERFLAT_DATA to a directory that has it
+	// kc1: /nonexistent/openml_hpobench/kc1/kc1.arff not found; download kc1.arff (169,887 bytes, sha256 82fa208e6fc2c3b96072401c11c077897f713d8d93f7ad4cda89b8e4636bb5c0) from http://promise.site.uottawa.ca/SERepository/datasets/kc1.arff and place it there, or set --data-dir / HYPERFLAT_DATA to a directory that has it
 }

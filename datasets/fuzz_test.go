@@ -8,6 +8,7 @@ package datasets
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -199,6 +200,34 @@ func FuzzTable(f *testing.F) {
 		checkFuzzDataset(t, d, false, false)
 		if !regression {
 			checkTableCodes(t, d)
+		}
+	})
+}
+
+// FuzzTextTable fuzzes ReadTable with TableOptions.Text: text classes in sorted order, text
+// feature columns nominal with sorted categories, NaN only for missing feature values.
+func FuzzTextTable(f *testing.F) {
+	f.Add([]byte("colour,size,label\nred,1.5,yes\n\"light green\",?,no\n,4,maybe\n"), false)
+	f.Add([]byte("a,y\n1,-1\n2,10\n"), false)
+	f.Add([]byte("a,price\n1,3.7\n2,4\n"), true)
+	f.Fuzz(func(t *testing.T, data []byte, regression bool) {
+		d, err := ReadTable(bytes.NewReader(data), "t.csv", TableOptions{Header: true, Text: true, Regression: regression})
+		if err != nil {
+			checkFuzzError(t, err, true, map[string][]byte{"t.csv": data})
+			return
+		}
+		checkFuzzDataset(t, d, true, false)
+		if !regression && !slices.IsSorted(d.Classes) && !slices.IsSortedFunc(d.Classes, func(a, b string) int {
+			x, _ := strconv.ParseFloat(a, 64)
+			y, _ := strconv.ParseFloat(b, 64)
+			return cmp.Compare(x, y)
+		}) {
+			t.Fatalf("classes %q are not sorted", d.Classes)
+		}
+		for _, feat := range d.Features {
+			if feat.Kind == Nominal && !slices.IsSorted(feat.Categories) {
+				t.Fatalf("categories %q of %s are not sorted", feat.Categories, feat.Name)
+			}
 		}
 	})
 }

@@ -209,12 +209,10 @@ func FitStandardizer(train *Dataset) (*Standardizer, error) {
 	}
 	s := &Standardizer{Mean: make([]float64, train.D), Scale: make([]float64, train.D)}
 	for j := range train.D {
-		var sum float64
 		n := 0
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i := range train.N {
 			if v := train.X[i*train.D+j]; !math.IsNaN(v) {
-				sum += v
 				n++
 				lo, hi = min(lo, v), max(hi, v)
 			}
@@ -227,15 +225,26 @@ func FitStandardizer(train *Dataset) (*Standardizer, error) {
 			}
 			continue
 		}
+		// The sums run on the column divided by a power of two near its largest magnitude,
+		// so that features of 1e160 do not overflow the sum of squares and features of
+		// 1e-300 do not underflow it to 0; a power of two keeps the division exact.
+		_, e := math.Frexp(max(math.Abs(lo), math.Abs(hi)))
+		var sum float64
+		for i := range train.N {
+			if v := train.X[i*train.D+j]; !math.IsNaN(v) {
+				sum += math.Ldexp(v, -e)
+			}
+		}
 		mean := sum / float64(n)
 		var ss float64
 		for i := range train.N {
 			if v := train.X[i*train.D+j]; !math.IsNaN(v) {
-				ss += (v - mean) * (v - mean)
+				d := math.Ldexp(v, -e) - mean
+				ss += d * d
 			}
 		}
-		s.Mean[j], s.Scale[j] = mean, math.Sqrt(ss/float64(n))
-		if s.Scale[j] == 0 {
+		s.Mean[j], s.Scale[j] = math.Ldexp(mean, e), math.Ldexp(math.Sqrt(ss/float64(n)), e)
+		if s.Scale[j] == 0 || math.IsInf(s.Scale[j], 0) {
 			s.Scale[j] = 1
 		}
 	}
@@ -270,16 +279,22 @@ func NormalizeRows(d *Dataset) (*Dataset, error) {
 	x := slices.Clone(d.X)
 	for i := range d.N {
 		row := x[i*d.D : (i+1)*d.D]
+		// The norm is taken of the row divided by its largest magnitude: squaring entries of
+		// 1e160 would overflow to +Inf (zeroing the row) and entries of 1e-300 underflow to 0.
+		var big float64
+		for _, v := range row {
+			big = max(big, math.Abs(v))
+		}
+		if big == 0 {
+			continue
+		}
 		var ss float64
 		for _, v := range row {
-			ss += v * v
-		}
-		if ss == 0 {
-			continue
+			ss += (v / big) * (v / big)
 		}
 		norm := math.Sqrt(ss)
 		for j := range row {
-			row[j] /= norm
+			row[j] = row[j] / big / norm
 		}
 	}
 	return d.withNewX(x), nil

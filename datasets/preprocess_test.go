@@ -179,3 +179,52 @@ func TestDatasetMethods(t *testing.T) {
 		t.Fatal("label outside Classes validated")
 	}
 }
+
+// Issue 16 item 9: features ×1e160 overflowed the sum of squares (every standardized value 0)
+// and ×1e-300 underflowed it (no scaling at all); standardizing then normalizing rows must not
+// depend on the unit a column is measured in.
+func TestStandardizeExtremeMagnitudes(t *testing.T) {
+	rows := [][]float64{{5.1, 3.5, -1.4}, {4.9, 3.0, 1.4}, {6.2, 2.9, 4.3}, {5.9, 3.0, -5.1}, {7.7, 2.6, 6.9}}
+	pipeline := func(scale float64) []float64 {
+		t.Helper()
+		var scaled [][]float64
+		for _, r := range rows {
+			s := make([]float64, len(r))
+			for j, v := range r {
+				s[j] = v * scale
+			}
+			scaled = append(scaled, s)
+		}
+		d := table(scaled, nil)
+		st, err := FitStandardizer(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := st.Transform(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := NormalizeRows(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(z.X, n.X...)
+	}
+	want := pipeline(1)
+	for _, scale := range []float64{1e160, 1e-300, 1e300, 1e-290} {
+		got := pipeline(scale)
+		if !slices.EqualFunc(got, want, func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }) {
+			t.Errorf("features ×%g: standardized and normalized to %v, want %v (as ×1)", scale, got, want)
+		}
+	}
+	// Rows of huge or tiny entries normalize to unit length too.
+	for _, v := range []float64{1e200, 1e-310} {
+		n, err := NormalizeRows(table([][]float64{{3 * v, 4 * v}}, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(n.X, []float64{0.6, 0.8}) {
+			t.Errorf("row (3, 4)×%g normalized to %v", v, n.X)
+		}
+	}
+}

@@ -71,6 +71,61 @@ func loadFile[T any](ctx context.Context, path string, read func(io.Reader, stri
 	return read(f, path)
 }
 
+// MaxLineBytes is the longest line the text readers (CSV, TSV, ARFF and the other delimited
+// formats) accept, counted in decompressed bytes. A longer line is an error naming the file
+// and the line, raised after reading at most about this many bytes of it, so a corrupt or
+// hostile file (one gigabyte-long field compressed into a few megabytes, say) cannot exhaust
+// memory. The widest registry table has lines of a few kilobytes.
+const MaxLineBytes = 4 << 20
+
+// errLineTooLong is what a lineLimiter fails with; the parsers turn it into a *ParseError
+// at the right line.
+type errLineTooLong struct{ line int }
+
+func (e *errLineTooLong) Error() string {
+	return fmt.Sprintf("line %d is longer than %d bytes (datasets.MaxLineBytes)", e.line, MaxLineBytes)
+}
+
+// lineLimiter fails once MaxLineBytes bytes have passed without a newline. It sits below any
+// buffering, so a long line is refused before a buffer grows to hold it.
+type lineLimiter struct {
+	r    io.Reader
+	run  int // bytes since the last newline
+	line int // 1-based physical line being read
+	err  error
+}
+
+func newLineLimiter(r io.Reader) *lineLimiter { return &lineLimiter{r: r, line: 1} }
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' {
+			l.run = 0
+			l.line++
+			continue
+		}
+		l.run++
+		if l.run > MaxLineBytes {
+			l.err = &errLineTooLong{line: l.line}
+			return i, l.err
+		}
+	}
+	return n, err
+}
+
+// lineTooLong turns a read error caused by the line limit into a *ParseError.
+func lineTooLong(name string, err error) (*ParseError, bool) {
+	var e *errLineTooLong
+	if !errors.As(err, &e) {
+		return nil, false
+	}
+	return &ParseError{File: name, Line: e.line, Msg: fmt.Sprintf("line longer than %d bytes, the limit of the text readers (datasets.MaxLineBytes)", MaxLineBytes)}, true
+}
+
 // lineReader reads text lines, without their "\n" or "\r\n", counting them from 1.
 type lineReader struct {
 	r    *bufio.Reader
@@ -84,7 +139,7 @@ func newLineReader(r io.Reader, name string) (*lineReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<16), name: name}, nil
+	return &lineReader{r: bufio.NewReaderSize(newLineLimiter(r), 1<<16), name: name}, nil
 }
 
 // next returns the next line; ok is false at the end of the input. A read error (I/O,
@@ -95,6 +150,9 @@ func (lr *lineReader) next() (line string, ok bool, err error) {
 	}
 	s, err := lr.r.ReadString('\n')
 	if err != nil {
+		if pe, ok := lineTooLong(lr.name, err); ok {
+			return "", false, pe
+		}
 		if !errors.Is(err, io.EOF) {
 			return "", false, &ParseError{File: lr.name, Line: lr.line + 1, Msg: readErrorMsg(err), Err: err}
 		}

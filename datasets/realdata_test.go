@@ -139,7 +139,7 @@ func checkSVHNMissing(t *testing.T, err error, dir string) {
 		" not found; download train_32x32.mat (182,040,794 bytes, md5 e26dedcc434d2e4c54c9b2d4a06d8373)",
 		"test_32x32.mat (64,275,384 bytes, md5 eb5a983be6a315427106f1b164d9cef3)",
 		"from http://ufldl.stanford.edu/housenumbers/",
-		"or set --data / HYPERFLAT_DATA",
+		"or set --data-dir / HYPERFLAT_DATA",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("svhn error %q lacks %q", msg, want)

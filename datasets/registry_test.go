@@ -81,7 +81,7 @@ func TestLoadMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Load(context.Background(), "svhn", dir)
-	want := "svhn: " + filepath.Join(dir, "svhn", "test_32x32.mat") + " not found; download test_32x32.mat (64,275,384 bytes, md5 eb5a983be6a315427106f1b164d9cef3) from http://ufldl.stanford.edu/housenumbers/ and place it there, or set --data / HYPERFLAT_DATA to a directory that has it"
+	want := "svhn: " + filepath.Join(dir, "svhn", "test_32x32.mat") + " not found; download test_32x32.mat (64,275,384 bytes, md5 eb5a983be6a315427106f1b164d9cef3) from http://ufldl.stanford.edu/housenumbers/ and place it there, or set --data-dir / HYPERFLAT_DATA to a directory that has it"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ func newCSVReader(r io.Reader, name string, comma rune) (*csvReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(zr)
+	br := bufio.NewReader(newLineLimiter(zr))
 	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
 		br.Discard(3)
 	}
@@ -44,6 +45,9 @@ func (c *csvReader) next() (rec []string, ok bool, err error) {
 		return nil, false, nil
 	}
 	if err != nil {
+		if le, ok := lineTooLong(c.name, err); ok {
+			return nil, false, le
+		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
 			return nil, false, &ParseError{File: c.name, Line: max(pe.Line, 1), Column: max(pe.Column, 0), Msg: "malformed CSV", Err: pe.Err}
@@ -132,6 +136,9 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 				if len(rec) != d+1 {
 					return nil, c.errf("column-name line has %d fields, expected %d (features and target)", len(rec), d+1)
 				}
+				if err := uniqueNames(c, rec); err != nil {
+					return nil, err
+				}
 				names = slices.Clone(rec[:d])
 				first = false
 				continue
@@ -195,7 +202,7 @@ func LoadSklearnCSV(ctx context.Context, path string) (*Dataset, error) {
 type TableOptions struct {
 	// Comma separates fields; 0 means ','. Use '\t' for TSV.
 	Comma rune
-	// Header says that the first line names the columns.
+	// Header says that the first line names the columns. The names must be distinct.
 	Header bool
 	// Target names the target column (Header must be set); "" means the last column.
 	Target string
@@ -203,14 +210,32 @@ type TableOptions struct {
 	// code: Classes are the distinct codes in ascending order (as decimal strings) and Y
 	// indexes them.
 	Regression bool
+	// Text reads a table as people write them, with text as well as numbers (the registry's
+	// files, all numbers, leave it unset so that a stray word is an error):
+	//
+	//   - a class target may hold any text: Classes are its distinct values in sorted order
+	//     (integer codes, negative ones included, in numeric order); a target of numbers that
+	//     are not all integers is refused as a regression target unless Regression is set;
+	//   - a feature column that holds text is Nominal, its Categories its distinct values in
+	//     sorted order (EncodeNominal one-hot encodes it); a column of numbers stays Numeric;
+	//   - an empty field or "?" is a missing value (NaN) in a feature column.
+	//
+	// A text column with more than [MaxCategories] distinct values, or one of mostly numbers
+	// with more than 20 distinct values (a numeric column with a stray word), is refused.
+	Text bool
 }
 
+// MaxCategories is the most distinct values a text column of a table read with
+// TableOptions.Text may have: more is an identifier or free text, not a category.
+const MaxCategories = 1000
+
 // ReadTable parses a delimited table of numbers, gzip-compressed or not: an optional header
-// line of column names, then rows with the same number of fields, one of them the target
-// (see [TableOptions]). Quoted fields, CRLF line ends and spaces around values (as in the
-// UCI blood-transfusion file, "2 ,50,12500,98 ,1") are accepted; every other field must be a
-// finite decimal number ("NaN" and "inf" are errors). Features are named by the header or
-// x0, x1, …. An error names the line and, for a bad value, its column.
+// line of distinct column names, then rows with the same number of fields, one of them the
+// target (see [TableOptions]). Quoted fields, CRLF line ends and spaces around values (as in
+// the UCI blood-transfusion file, "2 ,50,12500,98 ,1") are accepted; every other field must
+// be a finite decimal number ("NaN" and "inf" are errors) unless TableOptions.Text admits
+// text. Features are named by the header or x0, x1, …. An error names the line and, for a
+// bad value, its column.
 func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 	comma := opt.Comma
 	if comma == 0 {
@@ -232,6 +257,7 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		width  = -1
 		codes  []int
 		ds     = &Dataset{Name: name}
+		text   *textColumns
 	)
 	if opt.Header {
 		hdr, ok, err := c.next()
@@ -243,6 +269,9 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		}
 		names = slices.Clone(hdr)
 		width = len(names)
+		if err := uniqueNames(c, names); err != nil {
+			return nil, err
+		}
 		target = width - 1
 		if opt.Target != "" {
 			target = slices.Index(names, opt.Target)
@@ -270,6 +299,16 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		}
 		if len(rec) != width {
 			return nil, c.errf("%d fields, expected %d", len(rec), width)
+		}
+		if opt.Text {
+			if text == nil {
+				text = newTextColumns(width, target, opt.Regression)
+			}
+			if err := text.add(c, rec, names); err != nil {
+				return nil, err
+			}
+			ds.N++
+			continue
 		}
 		for j, f := range rec {
 			if j == target {
@@ -301,15 +340,177 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 	}
 	ds.D = width - 1
 	ds.Shape = []int{ds.D}
-	if names == nil {
-		ds.Features = numericFeatures(numberedNames("x", ds.D))
-	} else {
-		ds.Features = numericFeatures(slices.Delete(names, target, target+1))
+	featureNames := numberedNames("x", ds.D)
+	if names != nil {
+		featureNames = slices.Delete(slices.Clone(names), target, target+1)
 	}
+	if text != nil {
+		if err := text.finish(name, names, featureNames, ds); err != nil {
+			return nil, err
+		}
+		return ds, nil
+	}
+	ds.Features = numericFeatures(featureNames)
 	if !opt.Regression {
 		ds.Y, ds.Classes = indexCodes(codes)
 	}
 	return ds, nil
+}
+
+// uniqueNames refuses a header that names two columns alike: the target is chosen by name,
+// so a duplicate would make the choice (and the feature names) ambiguous.
+func uniqueNames(c *csvReader, names []string) error {
+	first := make(map[string]int, len(names))
+	for j, n := range names {
+		if i, dup := first[n]; dup {
+			return c.fieldErr(j, "columns %d and %d are both named %q; column names must be distinct", i+1, j+1, clip(n))
+		}
+		first[n] = j
+	}
+	return nil
+}
+
+// position is where a field was read, for errors found after the whole table is read.
+type position struct{ line, col int }
+
+// textColumns collects a table read with TableOptions.Text: every field as read, since
+// whether a column is text or numbers is known only at the end.
+type textColumns struct {
+	width, target int
+	regression    bool
+	fields        []string   // row-major, width per row
+	pos           []position // per field
+	firstText     []int      // per column: index into fields of its first non-number, or -1
+	numbers       []int      // per column: how many fields are numbers
+}
+
+func newTextColumns(width, target int, regression bool) *textColumns {
+	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]int, width), numbers: make([]int, width)}
+	for j := range t.firstText {
+		t.firstText[j] = -1
+	}
+	return t
+}
+
+// isMissing reports whether a feature field of a Text table is a missing value.
+func isMissing(f string) bool { return f == "" || f == "?" }
+
+func (t *textColumns) add(c *csvReader, rec, names []string) error {
+	for j, f := range rec {
+		line, col := c.r.FieldPos(j)
+		if j == t.target && isMissing(f) {
+			return fieldErr(c.name, line, col, "target column %d (%s): missing class value, expected a label", j+1, columnName(names, j))
+		}
+		t.fields = append(t.fields, f)
+		t.pos = append(t.pos, position{line, col})
+		switch _, err := parseNumber(f); {
+		case err == nil:
+			t.numbers[j]++
+		case j != t.target && isMissing(f):
+		case j == t.target && t.regression:
+			return fieldErr(c.name, line, col, "target column %d (%s): %v", j+1, columnName(names, j), err)
+		case t.firstText[j] < 0:
+			t.firstText[j] = len(t.fields) - 1
+		}
+	}
+	return nil
+}
+
+// finish fills ds's X, Features and labels.
+func (t *textColumns) finish(name string, names, featureNames []string, ds *Dataset) error {
+	n := len(t.fields) / t.width
+	ds.X = make([]float64, 0, n*(t.width-1))
+	index := make([]map[string]int, t.width) // category indices of the text feature columns
+	k := 0
+	for j := range t.width {
+		if j == t.target {
+			continue
+		}
+		f := Feature{Name: featureNames[k], Kind: Numeric}
+		k++
+		if t.firstText[j] < 0 {
+			ds.Features = append(ds.Features, f)
+			continue
+		}
+		var values []string
+		for i := range n {
+			if v := t.fields[i*t.width+j]; !isMissing(v) {
+				values = append(values, v)
+			}
+		}
+		f.Kind, f.Categories = Nominal, slices.Compact(slices.Sorted(slices.Values(values)))
+		p, first := t.pos[t.firstText[j]], t.fields[t.firstText[j]]
+		switch {
+		case len(f.Categories) > MaxCategories:
+			return fieldErr(name, p.line, p.col, "column %d (%s) holds text (%q) with %d distinct values, more than MaxCategories = %d: an identifier or free text, not a category; drop the column",
+				j+1, columnName(names, j), clip(first), len(f.Categories), MaxCategories)
+		case t.numbers[j] > len(values)-t.numbers[j] && len(f.Categories) > 20:
+			return fieldErr(name, p.line, p.col, "column %d (%s) holds numbers and the text %q: a numeric column with a stray value? (as text it would have %d categories)",
+				j+1, columnName(names, j), clip(first), len(f.Categories))
+		}
+		index[j] = make(map[string]int, len(f.Categories))
+		for c, v := range f.Categories {
+			index[j][v] = c
+		}
+		ds.Features = append(ds.Features, f)
+	}
+	for i := range n {
+		for j := range t.width {
+			if j == t.target {
+				continue
+			}
+			v := t.fields[i*t.width+j]
+			switch {
+			case isMissing(v):
+				ds.X = append(ds.X, math.NaN())
+			case index[j] != nil:
+				ds.X = append(ds.X, float64(index[j][v]))
+			default:
+				x, _ := parseNumber(v)
+				ds.X = append(ds.X, x)
+			}
+		}
+	}
+	labels := make([]string, n)
+	for i := range n {
+		labels[i] = t.fields[i*t.width+t.target]
+	}
+	if t.regression {
+		ds.Target = make([]float64, n)
+		for i, v := range labels {
+			ds.Target[i], _ = parseNumber(v)
+		}
+		return nil
+	}
+	if t.firstText[t.target] < 0 {
+		// Numbers only: integer codes are classes in numeric order; anything else is a
+		// continuous target.
+		codes := make([]float64, n)
+		for i, v := range labels {
+			codes[i], _ = parseNumber(v)
+			if codes[i] != math.Trunc(codes[i]) || math.Abs(codes[i]) > 1<<53 {
+				p := t.pos[i*t.width+t.target]
+				return fieldErr(name, p.line, p.col, "target column %d (%s) holds the non-integer number %q: a continuous target is regression, not classification (class labels are text or integers)",
+					t.target+1, columnName(names, t.target), clip(v))
+			}
+		}
+		distinct := slices.Compact(slices.Sorted(slices.Values(codes)))
+		ds.Classes = make([]string, len(distinct))
+		for c, v := range distinct {
+			ds.Classes[c] = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		ds.Y = make([]int, n)
+		for i, v := range codes {
+			ds.Y[i], _ = slices.BinarySearch(distinct, v)
+		}
+		return nil
+	}
+	ds.Classes = slices.Compact(slices.Sorted(slices.Values(labels)))
+	ds.Y = make([]int, n)
+	for i, v := range labels {
+		ds.Y[i], _ = slices.BinarySearch(ds.Classes, v)
+	}
+	return nil
 }
 
 // indexCodes maps integer class codes to indices into their sorted distinct values.

@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"time"
+
+	"github.com/hyperflat/hyperflat/internal/nanjson"
 )
 
 // Cell is one deterministic unit of a run (a dataset × method × repeat, a replicate × ζ, …).
 // Its result depends only on the run's options and on the cell itself, never on which worker
 // computes it, in which process, or in what order: Seed is the seed the cell draws from.
+// Config is what else the cell depends on; a resume or a worker whose plan's Config differs
+// from the stored one is refused. A file the cell reads belongs in it as a pair of keys,
+// NAME (its path) and NAME_sha256 (its content's hash), so that a changed file is refused
+// with a message naming it.
 type Cell struct {
 	Key    string         `json:"key"`
 	Seed   uint64         `json:"seed"`
@@ -60,47 +64,7 @@ type Monitor interface {
 
 // F64 is a float64 that survives JSON: NaN and infinities are written as the strings "NaN",
 // "+Inf" and "-Inf" (encoding/json refuses them as numbers).
-type F64 float64
-
-// MarshalJSON implements json.Marshaler.
-func (f F64) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *F64) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("F64: %q", s)
-		}
-		*f = F64(x)
-		return nil
-	}
-	if string(b) == "null" {
-		*f = F64(math.NaN())
-		return nil
-	}
-	x, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("F64: %s", b)
-	}
-	*f = F64(x)
-	return nil
-}
+type F64 = nanjson.Float
 
 // plan resolves the options and builds the experiment's plan.
 func (e Experiment) plan(ctx context.Context, opt Options) (Options, *Plan, error) {
@@ -151,7 +115,7 @@ func (e Experiment) Run(ctx context.Context, opt Options) (*Result, error) {
 	for i := range opt.Workers {
 		slots <- i
 	}
-	err = parallel(ctx, opt.Workers, len(p.Cells), func(i int) error {
+	err = Parallel(ctx, opt.Workers, len(p.Cells), func(i int) error {
 		slot := <-slots
 		defer func() { slots <- slot }()
 		key := p.Cells[i].Key
@@ -181,7 +145,7 @@ func (e Experiment) Run(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Params = opt.Params
+	res.Params = FlagValues(opt.Config)
 	if err := e.Save(res, opt.Out); err != nil {
 		return nil, err
 	}
@@ -204,7 +168,8 @@ func (e Experiment) Save(res *Result, dir string) error {
 	return res.SaveTables(dir)
 }
 
-func f64s(xs []float64) []F64 {
+// F64s converts floats to their JSON-safe form.
+func F64s(xs []float64) []F64 {
 	out := make([]F64, len(xs))
 	for i, x := range xs {
 		out[i] = F64(x)
@@ -212,40 +177,11 @@ func f64s(xs []float64) []F64 {
 	return out
 }
 
-func floats(xs []F64) []float64 {
+// Floats converts JSON-safe floats back.
+func Floats(xs []F64) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
 		out[i] = float64(x)
 	}
 	return out
-}
-
-// asInt reads an integer table cell, whether it was built in this process or decoded.
-func asInt(v any) int {
-	switch x := v.(type) {
-	case int:
-		return x
-	case int64:
-		return int(x)
-	case uint64:
-		return int(x)
-	case float64:
-		return int(x)
-	}
-	return 0
-}
-
-// asFloat reads a numeric table cell; anything else is NaN.
-func asFloat(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case uint64:
-		return float64(x)
-	}
-	return math.NaN()
 }

@@ -1,4 +1,4 @@
-package experiments
+package experiments_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	. "github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/all"
 )
 
 // masked prints a result's tables in the given format with the wall-time columns (the only
@@ -63,12 +65,17 @@ func TestDeterminismAudit(t *testing.T) {
 					t.Skipf("needs %s under the data directory %q (set %s): %v", c.needs, dataDir, datasets.EnvDataDir, err)
 				}
 			}
-			e, err := Lookup(c.name)
+			e, err := all.Experiments().Lookup(c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.params["repeats"] = "1"
+			cfg, err := e.Configure(Quick, c.params)
 			if err != nil {
 				t.Fatal(err)
 			}
 			opt := func(workers int) Options {
-				return Options{Preset: Quick, Seed: 7, Repeats: 1, Workers: workers, DataDir: dataDir, Params: c.params}
+				return Options{Preset: Quick, Seed: 7, Workers: workers, DataDir: dataDir, Config: cfg}
 			}
 			one, err := e.Run(context.Background(), opt(1))
 			if err != nil {
@@ -94,7 +101,7 @@ func TestDeterminismAudit(t *testing.T) {
 				t.Error("empty summary")
 			}
 			// The stored result draws its figures without the run's internals.
-			paths, err := Plots(status.Result, t.TempDir())
+			paths, err := all.Experiments().Plots(status.Result, t.TempDir())
 			if err != nil || len(paths) == 0 {
 				t.Errorf("figures of the stored result: %v, %v", paths, err)
 			}

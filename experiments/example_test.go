@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -22,10 +23,14 @@ func ExampleRunner() {
 	}
 	defer st.Close()
 
-	e, _ := experiments.Lookup("freedman")
-	opt := experiments.Options{Preset: experiments.Quick, Seed: 1,
-		Params: map[string]string{"methods": "validation,bic"}}
-	r := &experiments.Runner{Store: st, Workers: 2}
+	reg := all.Experiments()
+	e, _ := reg.Lookup("freedman")
+	cfg, err := e.Configure(experiments.Quick, map[string]string{"methods": "validation,bic"})
+	if err != nil {
+		panic(err)
+	}
+	opt := experiments.Options{Preset: experiments.Quick, Seed: 1, Config: cfg}
+	r := &experiments.Runner{Store: st, Experiments: reg, Workers: 2}
 	status, err := r.Start(ctx, e, opt, experiments.Mode{Resume: true})
 	if err != nil {
 		panic(err)
@@ -34,10 +39,11 @@ func ExampleRunner() {
 
 	// Resuming a finished run computes nothing; Report reads the stored tables.
 	again, _ := r.Start(ctx, e, opt, experiments.Mode{Resume: true})
-	res, _, _ := experiments.Report(ctx, st, status.Run.ID, "")
+	res, _, _ := experiments.Report(ctx, st, reg, status.Run.ID, "")
 	fmt.Println("computed on resume:", again.Computed)
-	for _, row := range res.Table("summary").Rows {
-		fmt.Printf("%s selects %d features\n", row[3], row[5])
+	summary := res.Table("summary")
+	for i := range summary.Rows {
+		fmt.Printf("%s selects %d features\n", summary.String(i, "method"), summary.Int(i, "n_selected"))
 	}
 	// Output:
 	// run 1: 2 of 2 cells done, computed 2

@@ -18,10 +18,10 @@ func recovered(f func() error) (err error) {
 	return f()
 }
 
-// parallel calls f(i) for i in [0, n) on up to workers goroutines and returns the error of the
+// Parallel calls f(i) for i in [0, n) on up to workers goroutines and returns the error of the
 // lowest failing i. Each f writes only its own slot of a result slice, so results are the same
 // for any number of workers.
-func parallel(ctx context.Context, workers, n int, f func(i int) error) error {
+func Parallel(ctx context.Context, workers, n int, f func(i int) error) error {
 	workers = max(1, min(workers, n))
 	errs := make([]error, n)
 	jobs := make(chan int)

@@ -3,14 +3,17 @@ package experiments
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
-	"github.com/olekukonko/tablewriter"
+	"github.com/hyperflat/hyperflat/internal/textable"
 )
 
 // Table is a named table of results. Cells are strings, numbers (float64 or int) or booleans.
@@ -18,10 +21,19 @@ type Table struct {
 	Name string `json:"name"`
 	// Detail marks a long table of raw records: CSV and JSON include it, the terminal view
 	// names it instead of printing it.
-	Detail  bool     `json:"detail,omitempty"`
-	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows"`
+	Detail bool `json:"detail,omitempty"`
+	// Headline marks the tables that answer the question a run asks (the paper's table, the
+	// summary): the terminal view prints only these, so that the answer is not buried among
+	// the records it was computed from, and names the others. A result without headline
+	// tables (one stored before the flag existed) prints every table.
+	Headline bool     `json:"headline,omitempty"`
+	Columns  []string `json:"columns"`
+	Rows     [][]any  `json:"rows"`
 }
+
+// NotesTable is the name of the table whose rows are remarks on the run (a dataset skipped,
+// and why): the terminal view prints each as one line.
+const NotesTable = "notes"
 
 // Add appends a row, which must have one cell per column.
 func (t *Table) Add(cells ...any) {
@@ -29,6 +41,69 @@ func (t *Table) Add(cells ...any) {
 		panic(fmt.Sprintf("experiments: table %s has %d columns, row has %d cells", t.Name, len(t.Columns), len(cells)))
 	}
 	t.Rows = append(t.Rows, cells)
+}
+
+// Column returns the index of the named column, or -1.
+func (t *Table) Column(name string) int {
+	for i, c := range t.Columns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Value returns row i's cell in the named column (nil when there is no such column).
+func (t *Table) Value(i int, column string) any {
+	if j := t.Column(column); j >= 0 && i >= 0 && i < len(t.Rows) {
+		return t.Rows[i][j]
+	}
+	return nil
+}
+
+// Float returns row i's number in the named column, whether the table was built in this
+// process or decoded from the store; NaN when the cell is missing or not a number.
+func (t *Table) Float(i int, column string) float64 {
+	switch x := t.Value(i, column).(type) {
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return math.NaN()
+}
+
+// Int returns row i's integer in the named column (0 when missing or not a number).
+func (t *Table) Int(i int, column string) int {
+	switch x := t.Value(i, column).(type) {
+	case int:
+		return x
+	case int64:
+		return int(x)
+	case uint64:
+		return int(x)
+	case float64:
+		return int(x)
+	}
+	return 0
+}
+
+// String returns row i's cell in the named column as text ("" when missing).
+func (t *Table) String(i int, column string) string {
+	v := t.Value(i, column)
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
 }
 
 // Result is what a run produced.
@@ -75,8 +150,9 @@ func jsonCell(v any) any {
 	return v
 }
 
-// Write renders the result: "table" prints each table under its name; "csv" prints each table
-// as CSV after a "# name" line; "json" prints exactly one JSON object.
+// Write renders the result: "table" prints the headline tables for a terminal (see
+// WriteTables); "csv" prints each table as CSV after a "# name" line; "json" prints exactly
+// one JSON object.
 func (r *Result) Write(w io.Writer, format string) error {
 	switch format {
 	case "json":
@@ -110,37 +186,7 @@ func (r *Result) Write(w io.Writer, format string) error {
 		}
 		return nil
 	case "table", "":
-		for i, t := range r.Tables {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			if t.Detail {
-				fmt.Fprintf(w, "%s: %d rows (in --format csv or json, and %s.csv under --out)\n", t.Name, len(t.Rows), t.Name)
-				continue
-			}
-			fmt.Fprintf(w, "%s\n", t.Name)
-			tw := tablewriter.NewWriter(w)
-			tw.Header(t.Columns)
-			for _, row := range t.Rows {
-				cells := make([]string, len(row))
-				for k, c := range row {
-					cells[k] = cellString(c)
-				}
-				if err := tw.Append(cells); err != nil {
-					return err
-				}
-			}
-			if err := tw.Render(); err != nil {
-				return err
-			}
-		}
-		if len(r.Artifacts) > 0 {
-			fmt.Fprintln(w)
-			for _, a := range r.Artifacts {
-				fmt.Fprintf(w, "wrote %s\n", a)
-			}
-		}
-		return nil
+		return r.WriteTables(w, false)
 	}
 	return fmt.Errorf("unknown format %q", format)
 }
@@ -164,7 +210,8 @@ func writeCSV(w io.Writer, t Table) error {
 }
 
 // SaveTables writes every table as NAME.csv and the whole result as result.json under dir,
-// recording them as artifacts.
+// recording them as artifacts. Each file is written as WriteArtifact writes it: a symlink in
+// its place is refused, and an existing file is replaced whole or not at all.
 func (r *Result) SaveTables(dir string) error {
 	if dir == "" {
 		return nil
@@ -174,28 +221,154 @@ func (r *Result) SaveTables(dir string) error {
 	}
 	for _, t := range r.Tables {
 		p := filepath.Join(dir, t.Name+".csv")
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := writeCSV(f, t); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := WriteArtifact(p, func(w io.Writer) error { return writeCSV(w, t) }); err != nil {
 			return err
 		}
 		r.Artifacts = append(r.Artifacts, p)
 	}
 	p := filepath.Join(dir, "result.json")
 	r.Artifacts = append(r.Artifacts, p)
-	f, err := os.Create(p)
+	return WriteArtifact(p, func(w io.Writer) error { return r.Write(w, "json") })
+}
+
+// WriteArtifact writes an output file (a table, a figure) at path with write: into a
+// temporary file in the same directory, renamed over path once complete, so that a crash or
+// a full disk never leaves a truncated artifact and a reader sees the old file or the new one.
+// A symbolic link at path is refused rather than followed: --out may be a shared folder, and
+// following a planted link would overwrite whatever it points to.
+func WriteArtifact(path string, write func(io.Writer) error) (err error) {
+	if fi, err := os.Lstat(path); err == nil {
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("experiments: refusing to write %s: it is a symbolic link (remove it, or choose another --out)", path)
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("experiments: refusing to write %s: it is not a regular file (%s)", path, fi.Mode().Type())
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	if err := r.Write(f, "json"); err != nil {
-		f.Close()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
 		return err
 	}
-	return f.Close()
+	// CreateTemp makes the file private; an artifact is as readable as os.Create makes it.
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Rename replaces whatever is at path now, a link planted since the check included,
+	// without following it.
+	return os.Rename(f.Name(), path)
+}
+
+// WriteTables prints the result for a terminal, every line within textable.Width. By default
+// it prints what a person asked for: a line naming the other tables and where to find them,
+// one line per note, the files written, and the headline tables last, so that the answer is
+// what stays on screen. With all, it prints every table under its name (detail tables only
+// by name) and every file written.
+func (r *Result) WriteTables(w io.Writer, all bool) error {
+	headline := false
+	for _, t := range r.Tables {
+		headline = headline || t.Headline
+	}
+	if all || !headline {
+		for i, t := range r.Tables {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			if err := writeText(w, t); err != nil {
+				return err
+			}
+		}
+		if len(r.Artifacts) > 0 {
+			fmt.Fprintln(w)
+			for _, a := range r.Artifacts {
+				fmt.Fprintf(w, "wrote %s\n", a)
+			}
+		}
+		return nil
+	}
+	var others []string
+	var notes *Table
+	for i, t := range r.Tables {
+		switch {
+		case t.Name == NotesTable:
+			notes = &r.Tables[i]
+		case !t.Headline:
+			others = append(others, t.Name)
+		}
+	}
+	if len(others) > 0 {
+		line := "more tables: " + strings.Join(others, ", ") + " (--verbose prints them)"
+		fmt.Fprintln(w, textable.Wrap(line, textable.Width))
+	}
+	if notes != nil {
+		for _, row := range notes.Rows {
+			cells := make([]string, len(row))
+			for k, c := range row {
+				cells[k] = cellString(c)
+			}
+			// One line each, however long the reason: the whole text is in --verbose.
+			fmt.Fprintln(w, textable.Abbreviate("note: "+strings.Join(cells, ": "), textable.Width))
+		}
+	}
+	if len(r.Artifacts) > 0 {
+		fmt.Fprintln(w, textable.Wrap(artifactSummary(r.Artifacts), textable.Width))
+	}
+	for _, t := range r.Tables {
+		if !t.Headline {
+			continue
+		}
+		fmt.Fprintln(w)
+		if err := writeText(w, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// artifactSummary says how many files were written where: a run with --out writes a file per
+// table and figure, too many lines for the short view.
+func artifactSummary(paths []string) string {
+	var dirs []string
+	count := map[string]int{}
+	for _, p := range paths {
+		d := filepath.Dir(p)
+		if count[d] == 0 {
+			dirs = append(dirs, d)
+		}
+		count[d]++
+	}
+	parts := make([]string, len(dirs))
+	for i, d := range dirs {
+		parts[i] = fmt.Sprintf("%d in %s", count[d], d)
+	}
+	return "wrote " + strconv.Itoa(len(paths)) + " files: " + strings.Join(parts, ", ")
+}
+
+func writeText(w io.Writer, t Table) error {
+	if t.Detail {
+		_, err := fmt.Fprintf(w, "%s: %d rows (in --format csv or json, and %s.csv under --out)\n", t.Name, len(t.Rows), t.Name)
+		return err
+	}
+	fmt.Fprintf(w, "%s\n", t.Name)
+	rows := make([][]string, len(t.Rows))
+	for j, row := range t.Rows {
+		rows[j] = make([]string, len(row))
+		for k, c := range row {
+			rows[j][k] = cellString(c)
+		}
+	}
+	return textable.Render(w, t.Columns, rows, textable.Width)
 }

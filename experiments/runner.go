@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,8 @@ import (
 // by workers on many machines, and always assembles to the same result.
 type Runner struct {
 	Store *store.Store
+	// Experiments are the experiments whose stored runs this runner can rebuild.
+	Experiments Registry
 	// Workers is how many cells this process computes at once (default 1).
 	Workers int
 	// Lease is how long a claimed cell stays reserved without a heartbeat (default 60 s);
@@ -64,29 +68,40 @@ type Status struct {
 }
 
 // storedOptions are the options that determine a run's results; DataDir, Out and Workers
-// do not, and are not stored.
+// do not, and are not stored. Config is the experiment's resolved typed configuration.
 type storedOptions struct {
-	Preset       string            `json:"preset"`
-	Seed         uint64            `json:"seed"`
-	Repeats      int               `json:"repeats"`
-	Params       map[string]string `json:"params"`
-	MaxMem       int64             `json:"max_mem,omitempty"`
-	TrialTimeout time.Duration     `json:"trial_timeout,omitempty"`
+	Preset       string          `json:"preset"`
+	Seed         uint64          `json:"seed"`
+	Config       json.RawMessage `json:"config"`
+	MaxMem       int64           `json:"max_mem,omitempty"`
+	TrialTimeout time.Duration   `json:"trial_timeout,omitempty"`
 }
 
-func storedOf(opt Options) storedOptions {
-	return storedOptions{opt.Preset, opt.Seed, opt.Repeats, opt.Params, opt.MaxMem, opt.TrialTimeout}
+func storedOf(opt Options) (storedOptions, error) {
+	cfg, err := json.Marshal(opt.Config)
+	if err != nil {
+		return storedOptions{}, fmt.Errorf("config: %w", err)
+	}
+	return storedOptions{opt.Preset, opt.Seed, cfg, opt.MaxMem, opt.TrialTimeout}, nil
 }
 
-// Identity is the stable name of what an experiment run with these (resolved) options
-// computes: two runs with the same identity have the same cells and results.
-func Identity(experiment string, opt Options) string {
-	b, _ := json.Marshal(struct {
+// Identity is the stable name of what an experiment run with these resolved options (see
+// Experiment.Resolve) computes: two runs with the same identity have the same cells and
+// results, and runs that differ in any config field have different identities.
+func Identity(experiment string, opt Options) (string, error) {
+	so, err := storedOf(opt)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(struct {
 		Experiment string `json:"experiment"`
 		storedOptions
-	}{experiment, storedOf(opt)})
+	}{experiment, so})
+	if err != nil {
+		return "", err
+	}
 	h := sha256.Sum256(b)
-	return experiment + "-" + hex.EncodeToString(h[:8])
+	return experiment + "-" + hex.EncodeToString(h[:8]), nil
 }
 
 // CodeVersion is the VCS revision the binary was built from ("devel" when unknown).
@@ -137,36 +152,8 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	if err != nil {
 		return nil, err
 	}
-	identity := Identity(e.Name, opt)
-	spec := store.RunSpec{Identity: identity, Experiment: e.Name}
-	if spec.Options, err = json.Marshal(storedOf(opt)); err != nil {
-		return nil, err
-	}
-	for i, c := range p.Cells {
-		cfg, err := json.Marshal(c.Config)
-		if err != nil {
-			return nil, fmt.Errorf("cell %s: config: %w", c.Key, err)
-		}
-		spec.Cells = append(spec.Cells, store.CellSpec{Index: i, Key: c.Key, Seed: c.Seed, Config: cfg})
-	}
-	var run store.Run
-	if mode.Resume || mode.Shards > 0 {
-		run, err = r.Store.FindOrCreateRun(ctx, spec)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.checkCells(ctx, run.ID, p); err != nil {
-			return nil, err
-		}
-		if mode.Resume {
-			if _, err := r.Store.Retry(ctx, run.ID); err != nil {
-				return nil, err
-			}
-			if err := r.releaseOrphans(ctx, run.ID); err != nil {
-				return nil, err
-			}
-		}
-	} else if run, err = r.Store.CreateRun(ctx, spec); err != nil {
+	run, err := r.openRun(ctx, e, opt, p, mode)
+	if err != nil {
 		return nil, err
 	}
 	st := &Status{Run: run}
@@ -231,6 +218,49 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	return st, nil
 }
 
+// openRun records a new run of the plan in the store or, to resume or shard, finds the
+// stored run with the same identity (its cells must be the plan's).
+func (r *Runner) openRun(ctx context.Context, e Experiment, opt Options, p *Plan, mode Mode) (store.Run, error) {
+	identity, err := Identity(e.Name, opt)
+	if err != nil {
+		return store.Run{}, err
+	}
+	so, err := storedOf(opt)
+	if err != nil {
+		return store.Run{}, err
+	}
+	spec := store.RunSpec{Identity: identity, Experiment: e.Name}
+	if spec.Options, err = json.Marshal(so); err != nil {
+		return store.Run{}, err
+	}
+	for i, c := range p.Cells {
+		cfg, err := json.Marshal(c.Config)
+		if err != nil {
+			return store.Run{}, fmt.Errorf("cell %s: config: %w", c.Key, err)
+		}
+		spec.Cells = append(spec.Cells, store.CellSpec{Index: i, Key: c.Key, Seed: c.Seed, Config: cfg})
+	}
+	if !mode.Resume && mode.Shards == 0 {
+		return r.Store.CreateRun(ctx, spec)
+	}
+	run, err := r.Store.FindOrCreateRun(ctx, spec)
+	if err != nil {
+		return run, err
+	}
+	if err := r.checkCells(ctx, run.ID, p); err != nil {
+		return run, err
+	}
+	if mode.Resume {
+		if _, err := r.Store.Retry(ctx, run.ID); err != nil {
+			return run, err
+		}
+		if err := r.releaseOrphans(ctx, run.ID); err != nil {
+			return run, err
+		}
+	}
+	return run, nil
+}
+
 // releaseOrphans hands back the cells held by processes of this host that no longer exist (a
 // killed run being resumed), so that they are redone at once instead of after their lease.
 func (r *Runner) releaseOrphans(ctx context.Context, run int64) error {
@@ -283,8 +313,9 @@ func failedCells(ctx context.Context, s *store.Store, run store.Run) error {
 	return fmt.Errorf("run %d: %d of %d cells failed (--resume retries them): %s", run.ID, run.Failed, run.Cells, strings.Join(msgs, "; "))
 }
 
-// checkCells refuses to resume a stored run whose cells differ from the plan's (the code or
-// the data changed the plan since the run began).
+// checkCells refuses to resume a stored run whose cells differ from the plan's, keys, seeds
+// or configurations (the code or the data changed the plan since the run began): the
+// cells it would add could not be assembled with the stored ones into one result.
 func (r *Runner) checkCells(ctx context.Context, run int64, p *Plan) error {
 	cells, err := r.Store.Cells(ctx, run)
 	if err != nil {
@@ -297,8 +328,75 @@ func (r *Runner) checkCells(ctx context.Context, run int64, p *Plan) error {
 		if c.Key != p.Cells[i].Key || c.Seed != p.Cells[i].Seed {
 			return fmt.Errorf("stored run %d: cell %d is %s (seed %d), the plan's is %s (seed %d): start a new run without --resume", run, i, c.Key, c.Seed, p.Cells[i].Key, p.Cells[i].Seed)
 		}
+		change, err := configChange(c.Key, c.Config, p.Cells[i].Config)
+		if err != nil {
+			return fmt.Errorf("stored run %d, cell %s: %w", run, c.Key, err)
+		}
+		if change != "" {
+			return fmt.Errorf("stored run %d: %s; start a new run without --resume", run, change)
+		}
 	}
 	return nil
+}
+
+// configChange says how a stored cell's configuration differs from the plan's ("" when it
+// does not), comparing their JSON forms, as the store holds them. A key NAME_sha256 is the
+// hash of the file at the path under the key NAME (see Cell), reported as a changed file.
+func configChange(key string, stored json.RawMessage, planned map[string]any) (string, error) {
+	b, err := json.Marshal(planned)
+	if err != nil {
+		return "", err
+	}
+	var was, now map[string]any
+	if len(stored) > 0 {
+		if err := json.Unmarshal(stored, &was); err != nil {
+			return "", fmt.Errorf("stored config: %w", err)
+		}
+	}
+	if err := json.Unmarshal(b, &now); err != nil {
+		return "", err
+	}
+	keys := make([]string, 0, len(was)+len(now))
+	for k := range was {
+		keys = append(keys, k)
+	}
+	for k := range now {
+		if _, ok := was[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if file, ok := strings.CutSuffix(k, "_sha256"); ok && !reflect.DeepEqual(was[k], now[k]) {
+			return fmt.Sprintf("the %s file %v changed since the run began: sha256 %s → %s", file, now[file], shortHash(was[k]), shortHash(now[k])), nil
+		}
+	}
+	for _, k := range keys {
+		if !reflect.DeepEqual(was[k], now[k]) {
+			return fmt.Sprintf("cell %s's %s was %s, the plan's is %s (the code or the data changed since the run began)", key, k, showJSON(was[k]), showJSON(now[k])), nil
+		}
+	}
+	return "", nil
+}
+
+// shortHash abbreviates a hex hash for messages, as git does.
+func shortHash(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return "(none)"
+	}
+	if len(s) > 12 {
+		return s[:12] + "…"
+	}
+	return s
+}
+
+func showJSON(v any) string {
+	if v == nil {
+		return "(none)"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // finish assembles a run whose cells are all done, stores the result and writes its files.
@@ -336,7 +434,7 @@ func assembleStored(ctx context.Context, s *store.Store, pl *planned, run store.
 	if err != nil {
 		return nil, err
 	}
-	res.Params = pl.opt.Params
+	res.Params = FlagValues(pl.opt.Config)
 	return res, nil
 }
 
@@ -376,21 +474,35 @@ func (pc *planCache) get(ctx context.Context, r *Runner, runID int64) (*planned,
 
 // rebuild makes a stored run's plan from its stored options.
 func (r *Runner) rebuild(ctx context.Context, run store.Run) (*planned, error) {
-	e, err := Lookup(run.Experiment)
+	e, err := r.Experiments.Lookup(run.Experiment)
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", run.ID, err)
 	}
-	var so storedOptions
-	if err := json.Unmarshal(run.Options, &so); err != nil {
-		return nil, fmt.Errorf("run %d: stored options: %w", run.ID, err)
+	opt, err := DecodeOptions(e, run.Options)
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", run.ID, err)
 	}
-	opt := Options{Preset: so.Preset, Seed: so.Seed, Repeats: so.Repeats, Params: so.Params, DataDir: r.DataDir,
-		Workers: r.Workers, Progress: r.Progress, MaxMem: so.MaxMem, TrialTimeout: so.TrialTimeout}
+	opt.DataDir, opt.Workers, opt.Progress = r.DataDir, r.Workers, r.Progress
 	opt, p, err := e.plan(ctx, opt)
 	if err != nil {
 		return nil, fmt.Errorf("run %d (%s): %w", run.ID, run.Experiment, err)
 	}
 	return &planned{e: e, opt: opt, plan: p}, nil
+}
+
+// DecodeOptions decodes a stored run's options (Runner stores them) into Options with the
+// experiment's typed configuration. A stored configuration with a field the config type does
+// not have is an error: the code changed since the run was stored.
+func DecodeOptions(e Experiment, stored []byte) (Options, error) {
+	var so storedOptions
+	if err := json.Unmarshal(stored, &so); err != nil {
+		return Options{}, fmt.Errorf("stored options: %w", err)
+	}
+	cfg, err := e.decodeConfig(so.Config)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{Preset: so.Preset, Seed: so.Seed, Config: cfg, MaxMem: so.MaxMem, TrialTimeout: so.TrialTimeout}, nil
 }
 
 // Work serves stored runs as a worker: it claims cells of run (0: of any run) until no run
@@ -510,25 +622,7 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 		r.Monitor.Started(slot, l.Key)
 	}
 	cctx, cancelCell := context.WithCancel(ctx)
-	lost := make(chan struct{})
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		t := time.NewTicker(r.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-t.C:
-				if err := r.Store.Heartbeat(cctx, l, r.Lease); errors.Is(err, store.ErrLeaseLost) {
-					close(lost)
-					cancelCell()
-					return
-				}
-			}
-		}
-	}()
+	lost, hbDone := r.heartbeat(cctx, cancelCell, l)
 	start := time.Now()
 	var res CellResult
 	runErr := recovered(func() (err error) {
@@ -599,6 +693,30 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 	return true, nil
 }
 
+// heartbeat renews the cell's lease every third of it until ctx ends; when the lease is lost
+// to another worker it closes lost and cancels the cell. done closes when it stops.
+func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, l *store.Lease) (lost, done chan struct{}) {
+	lost, done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := r.Store.Heartbeat(ctx, l, r.Lease); errors.Is(err, store.ErrLeaseLost) {
+					close(lost)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return lost, done
+}
+
 func (r *Runner) release(l *store.Lease) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -609,7 +727,7 @@ func (r *Runner) release(l *store.Lease) error {
 // for a run whose cells are all done but which was never assembled, the assembly of its
 // stored cells (which rebuilds the plan, so may read datasets from dataDir). run 0 is the
 // latest run.
-func Report(ctx context.Context, s *store.Store, run int64, dataDir string) (*Result, store.Run, error) {
+func Report(ctx context.Context, s *store.Store, reg Registry, run int64, dataDir string) (*Result, store.Run, error) {
 	var info store.Run
 	if run == 0 {
 		runs, err := s.Runs(ctx)
@@ -638,7 +756,7 @@ func Report(ctx context.Context, s *store.Store, run int64, dataDir string) (*Re
 		return nil, info, fmt.Errorf("run %d (%s) is not finished: %d of %d cells done, %d failed, %d running",
 			info.ID, info.Experiment, info.Done, info.Cells, info.Failed, info.Running)
 	}
-	r := &Runner{Store: s, DataDir: dataDir}
+	r := &Runner{Store: s, Experiments: reg, DataDir: dataDir}
 	r.defaults()
 	pl, err := r.rebuild(ctx, info)
 	if err != nil {
@@ -652,16 +770,4 @@ func Report(ctx context.Context, s *store.Store, run int64, dataDir string) (*Re
 		err = s.SaveResult(ctx, info.ID, b)
 	}
 	return res, info, err
-}
-
-// Plots draws a result's figures under dir with its experiment's Plots.
-func Plots(res *Result, dir string) ([]string, error) {
-	e, err := Lookup(res.Experiment)
-	if err != nil {
-		return nil, err
-	}
-	if e.Plots == nil {
-		return nil, nil
-	}
-	return e.Plots(res, dir)
 }

@@ -1,23 +1,26 @@
-package experiments
+package experiments_test
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"math"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"testing"
 
+	. "github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/store"
 )
 
 // smallFreedman is a run of 6 cells of about a second each.
 func smallFreedman() Options {
-	return Options{Preset: Quick, Seed: 3, Repeats: 2, Workers: 1,
-		Params: map[string]string{"methods": "validation,aic,bic"}}
+	e, _ := all.Experiments().Lookup("freedman")
+	cfg, err := e.Configure(Quick, map[string]string{"methods": "validation,aic,bic", "repeats": "2"})
+	if err != nil {
+		panic(err)
+	}
+	return Options{Preset: Quick, Seed: 3, Workers: 1, Config: cfg}
 }
 
 // render prints a result's tables as the CLI does, wall times blanked.
@@ -62,7 +65,7 @@ func (c *cancelAfter) Finished(_ int, key string, _ CellResult, _ float64, err e
 // resumed, a run split into two shards, and a stored run's report all give the tables of an
 // uninterrupted in-memory run; the resumed run recomputes none of the finished cells.
 func TestStoredRunResumeShardsReport(t *testing.T) {
-	e, _ := Lookup("freedman")
+	e, _ := all.Experiments().Lookup("freedman")
 	want, err := e.Run(context.Background(), smallFreedman())
 	if err != nil {
 		t.Fatal(err)
@@ -129,86 +132,42 @@ func TestStoredRunResumeShardsReport(t *testing.T) {
 		}
 	})
 
-	t.Run("report", func(t *testing.T) {
-		st := openTestStore(t)
-		status, err := (&Runner{Store: st, Workers: 2}).Start(context.Background(), e, smallFreedman(), Mode{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var printed, reported bytes.Buffer
-		if err := status.Result.Write(&printed, "table"); err != nil {
-			t.Fatal(err)
-		}
-		res, _, err := Report(context.Background(), st, 0, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Write(&reported, "table"); err != nil {
-			t.Fatal(err)
-		}
-		if printed.String() != reported.String() {
-			t.Errorf("report differs from the run's output:\n%s\nrun printed:\n%s", reported.String(), printed.String())
-		}
-		for _, f := range []string{"json", "csv"} {
-			var a, b bytes.Buffer
-			status.Result.Write(&a, f)
-			res.Write(&b, f)
-			if a.String() != b.String() {
-				t.Errorf("report --format %s differs from the run's", f)
-			}
-		}
-		dir := t.TempDir()
-		paths, err := Plots(res, dir)
-		if err != nil || len(paths) != 6 {
-			t.Errorf("plots from the stored run: %v, %v; want 6 PNGs", paths, err)
-		}
-	})
+	t.Run("report", func(t *testing.T) { checkReport(t, e) })
 }
 
-// TestStoredResultRoundTrip checks that every cell type keeps its type and value.
-func TestStoredResultRoundTrip(t *testing.T) {
-	in := &Result{Experiment: "x", Preset: Quick, Seed: math.MaxUint64, Params: map[string]string{"a": "b"},
-		Tables: []Table{{Name: "t", Detail: true, Columns: []string{"i", "u", "f", "g", "nan", "inf", "s", "b", "nil"},
-			Rows: [][]any{{3, uint64(math.MaxUint64), 3.0, 0.1, math.NaN(), math.Inf(-1), "NaN", true, nil}}}}}
-	b, err := in.MarshalStored()
+// checkReport: a stored run's report prints what the run printed, in every format, and
+// draws its figures from the stored tables.
+func checkReport(t *testing.T, e Experiment) {
+	st := openTestStore(t)
+	status, err := (&Runner{Store: st, Workers: 2}).Start(context.Background(), e, smallFreedman(), Mode{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := UnmarshalStoredResult(b)
+	var printed, reported bytes.Buffer
+	if err := status.Result.Write(&printed, "table"); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := Report(context.Background(), st, all.Experiments(), 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := out.Tables[0].Rows[0]
-	if row[0] != 3 || row[1] != uint64(math.MaxUint64) || row[2] != 3.0 || row[3] != 0.1 || !math.IsNaN(row[4].(float64)) ||
-		!math.IsInf(row[5].(float64), -1) || row[6] != "NaN" || row[7] != true || row[8] != nil {
-		t.Errorf("round trip: %#v", row)
+	if err := res.Write(&reported, "table"); err != nil {
+		t.Fatal(err)
 	}
-	if out.Seed != math.MaxUint64 || !out.Tables[0].Detail || out.Params["a"] != "b" {
-		t.Errorf("round trip lost fields: %+v", out)
+	if printed.String() != reported.String() {
+		t.Errorf("report differs from the run's output:\n%s\nrun printed:\n%s", reported.String(), printed.String())
 	}
-	if !regexp.MustCompile(`"float":"NaN"`).Match(b) {
-		t.Errorf("NaN should be tagged: %s", b)
-	}
-	var f F64
-	for _, c := range []struct {
-		in   string
-		want float64
-	}{{`"NaN"`, math.NaN()}, {`"+Inf"`, math.Inf(1)}, {`1.5`, 1.5}, {`null`, math.NaN()}} {
-		if err := json.Unmarshal([]byte(c.in), &f); err != nil || !(float64(f) == c.want || math.IsNaN(c.want) && math.IsNaN(float64(f))) {
-			t.Errorf("F64 %s: %v %v", c.in, f, err)
+	for _, f := range []string{"json", "csv"} {
+		var a, b bytes.Buffer
+		status.Result.Write(&a, f)
+		res.Write(&b, f)
+		if a.String() != b.String() {
+			t.Errorf("report --format %s differs from the run's", f)
 		}
 	}
-}
-
-func TestParseAndFormatBytes(t *testing.T) {
-	for in, want := range map[string]int64{"512MiB": 512 << 20, "2G": 2 << 30, "1.5GiB": 3 << 29, "800MB": 800e6, "1048576": 1 << 20, " 4 k ": 4096} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "x", "-1G", "0", "NaN", "1e400", "3 apples", "Inf"} {
-		if _, err := ParseBytes(bad); err == nil {
-			t.Errorf("ParseBytes(%q) accepted", bad)
-		}
+	dir := t.TempDir()
+	paths, err := all.Experiments().Plots(res, dir)
+	if err != nil || len(paths) != 6 {
+		t.Errorf("plots from the stored run: %v, %v; want 6 PNGs", paths, err)
 	}
 }

@@ -1,4 +1,4 @@
-package experiments
+package experiments_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	. "github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/store"
@@ -27,7 +28,7 @@ func soakExperiment(n int) Experiment {
 		Index int `json:"index"`
 		Loss  F64 `json:"loss"`
 	}
-	return Experiment{Name: "soak", Plan: func(ctx context.Context, opt Options) (*Plan, error) {
+	return Define("soak", "", "many short trials", func(ctx context.Context, opt Options, _ *soakConfig) (*Plan, error) {
 		data, err := datasets.LoadEmbedded("iris")
 		if err != nil {
 			return nil, err
@@ -67,8 +68,13 @@ func soakExperiment(n int) Experiment {
 			return &Result{Experiment: "soak", Tables: []Table{t}}, nil
 		}
 		return p, nil
-	}}
+	}, nil)
 }
+
+// soakConfig is the soak experiment's (empty) configuration.
+type soakConfig struct{}
+
+func (*soakConfig) Finish(string) error { return nil }
 
 // heapSampler is a Monitor that records the live heap after every `every` finished cells.
 type heapSampler struct {

@@ -15,10 +15,11 @@ import (
 // are written as {"float":"NaN"}.
 
 type storedTable struct {
-	Name    string              `json:"name"`
-	Detail  bool                `json:"detail,omitempty"`
-	Columns []string            `json:"columns"`
-	Rows    [][]json.RawMessage `json:"rows"`
+	Name     string              `json:"name"`
+	Detail   bool                `json:"detail,omitempty"`
+	Headline bool                `json:"headline,omitempty"`
+	Columns  []string            `json:"columns"`
+	Rows     [][]json.RawMessage `json:"rows"`
 }
 
 type storedResult struct {
@@ -34,7 +35,7 @@ type storedResult struct {
 func (r *Result) MarshalStored() ([]byte, error) {
 	s := storedResult{Experiment: r.Experiment, Preset: r.Preset, Seed: r.Seed, Params: r.Params}
 	for _, t := range r.Tables {
-		st := storedTable{Name: t.Name, Detail: t.Detail, Columns: t.Columns, Rows: make([][]json.RawMessage, len(t.Rows))}
+		st := storedTable{Name: t.Name, Detail: t.Detail, Headline: t.Headline, Columns: t.Columns, Rows: make([][]json.RawMessage, len(t.Rows))}
 		for i, row := range t.Rows {
 			st.Rows[i] = make([]json.RawMessage, len(row))
 			for j, c := range row {
@@ -58,7 +59,7 @@ func UnmarshalStoredResult(b []byte) (*Result, error) {
 	}
 	r := &Result{Experiment: s.Experiment, Preset: s.Preset, Seed: s.Seed, Params: s.Params}
 	for _, st := range s.Tables {
-		t := Table{Name: st.Name, Detail: st.Detail, Columns: st.Columns, Rows: make([][]any, len(st.Rows))}
+		t := Table{Name: st.Name, Detail: st.Detail, Headline: st.Headline, Columns: st.Columns, Rows: make([][]any, len(st.Rows))}
 		for i, row := range st.Rows {
 			if len(row) != len(st.Columns) {
 				return nil, fmt.Errorf("stored result: table %s row %d has %d cells for %d columns", st.Name, i, len(row), len(st.Columns))
@@ -91,9 +92,11 @@ func encodeCell(v any) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cell of type %T", v)
 }
 
+// encodeFloat tags non-finite floats, {"float":"NaN"}, so that they are not mistaken for the
+// string cell "NaN".
 func encodeFloat(x float64) json.RawMessage {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		b, _ := json.Marshal(map[string]string{"float": strconv.FormatFloat(x, 'g', -1, 64)})
+		b, _ := json.Marshal(map[string]F64{"float": F64(x)})
 		return b
 	}
 	s := strconv.FormatFloat(x, 'g', -1, 64)
@@ -120,11 +123,15 @@ func decodeCell(raw json.RawMessage) (any, error) {
 		err := json.Unmarshal(raw, &s)
 		return s, err
 	case '{':
-		var m map[string]string
+		var m map[string]F64
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return nil, err
 		}
-		return strconv.ParseFloat(m["float"], 64)
+		f, ok := m["float"]
+		if !ok || len(m) != 1 {
+			return nil, fmt.Errorf("cell %s: want {\"float\": …}", raw)
+		}
+		return float64(f), nil
 	}
 	s := string(raw)
 	if strings.ContainsAny(s, ".eE") {

@@ -136,31 +136,20 @@ func shaped(f func(*rand.Rand, ...int) *tensor.Dense, shape ...int) func(*rand.R
 	return func(rng *rand.Rand) *tensor.Dense { return f(rng, shape...) }
 }
 
-// OpCases lists every differentiable op of this package with inputs for the checkers.
+// OpCases lists every differentiable op of this package with inputs for the checkers. The
+// elementwise ops' cases come from their tables (elementwise.go).
 func OpCases() []OpCase {
 	conv := func(g Geometry) Func {
 		return func(in []*G.Node) (*G.Node, error) { return Conv2d(in[0], in[1], g) }
 	}
-	return []OpCase{
+	cases := []OpCase{
 		{Name: "MatMul", Inputs: inputs(shaped(normal, 3, 4), shaped(normal, 4, 2)), F: two(MatMul)},
 		{Name: "MatMulT(a,bᵀ)", Inputs: inputs(shaped(normal, 3, 4), shaped(normal, 2, 4)), F: two(func(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, false, true) })},
 		{Name: "MatMulT(aᵀ,b)", Inputs: inputs(shaped(normal, 4, 3), shaped(normal, 4, 2)), F: two(func(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, true, false) })},
 		{Name: "MatMulT(aᵀ,bᵀ)", Inputs: inputs(shaped(normal, 4, 3), shaped(normal, 2, 4)), F: two(func(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, true, true) })},
-		{Name: "Add (broadcast row)", Inputs: inputs(shaped(normal, 3, 4), shaped(normal, 4)), F: two(Add)},
-		{Name: "Sub (broadcast column)", Inputs: inputs(shaped(normal, 3, 4), shaped(normal, 3, 1)), F: two(Sub)},
-		{Name: "Mul (broadcast 4-D)", Inputs: inputs(shaped(normal, 2, 3, 2, 2), shaped(normal, 1, 3, 1, 1)), F: two(Mul)},
-		{Name: "Mul (scalar)", Inputs: inputs(shaped(normal, 3, 2), shaped(normal)), F: two(Mul)},
-		{Name: "Div (broadcast)", Inputs: inputs(shaped(normal, 3, 4), shaped(positive, 1, 4)), F: two(Div)},
-		{Name: "Neg", Inputs: inputs(shaped(normal, 5)), F: one(Neg)},
-		{Name: "Affine", Inputs: inputs(shaped(normal, 5)), F: one(func(x *G.Node) (*G.Node, error) { return Affine(x, -1.5, 0.25) })},
-		{Name: "ReLU", Inputs: inputs(shaped(awayFromZero, 3, 4)), F: one(ReLU)},
-		{Name: "Tanh", Inputs: inputs(shaped(normal, 3, 4)), F: one(Tanh)},
-		{Name: "Sigmoid", Inputs: inputs(shaped(normal, 3, 4)), F: one(Sigmoid)},
-		{Name: "Softplus", Inputs: inputs(shaped(normal, 3, 4)), F: one(Softplus)},
-		{Name: "Exp", Inputs: inputs(shaped(normal, 3, 4)), F: one(Exp)},
-		{Name: "Log", Inputs: inputs(shaped(positive, 3, 4)), F: one(Log)},
-		{Name: "Square", Inputs: inputs(shaped(normal, 3, 4)), F: one(Square)},
-		{Name: "Sqrt", Inputs: inputs(shaped(positive, 3, 4)), F: one(Sqrt)},
+	}
+	cases = append(cases, elementwiseCases(false)...)
+	cases = append(cases, []OpCase{
 		{Name: "Sum (all)", Inputs: inputs(shaped(normal, 3, 4)), F: one(func(x *G.Node) (*G.Node, error) { return Sum(x) })},
 		{Name: "Sum (axes 0,2)", Inputs: inputs(shaped(normal, 2, 3, 4)), F: one(func(x *G.Node) (*G.Node, error) { return Sum(x, 0, 2) })},
 		{Name: "Mean (axis 1)", Inputs: inputs(shaped(normal, 3, 4)), F: one(func(x *G.Node) (*G.Node, error) { return Mean(x, 1) })},
@@ -203,5 +192,6 @@ func OpCases() []OpCase {
 			return y, err
 		}},
 		{Name: "Dropout", Inputs: func(rng *rand.Rand) []*tensor.Dense { return []*tensor.Dense{normal(rng, 3, 4), mask(rng, 0.8, 3, 4)} }, Wrt: []int{0}, F: two(func(x, m *G.Node) (*G.Node, error) { return Dropout(x, m, 0.8) })},
-	}
+	}...)
+	return append(cases, elementwiseCases(true)...)
 }

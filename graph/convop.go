@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 
 	"github.com/hyperflat/hyperflat/graph/internal/vec"
@@ -28,6 +29,13 @@ type convOp struct {
 	w    window
 	f    int // filters
 	kind convKind
+	// taps are the live kernel taps (window.liveTaps) and batched says whether the op takes
+	// the batched path (convbatch.go); both are fixed by the shapes.
+	taps    []int
+	batched bool
+	// tab, for small output maps, is the plane offset every (tap, output position) reads, −1
+	// for padding (window.gatherTable)
+	tab []int32
 }
 
 type convKind int
@@ -53,7 +61,11 @@ func newConv(kind convKind, win window, f int, a, b *G.Node) (*G.Node, error) {
 	default:
 		out = win.filterShape(f)
 	}
-	op := &convOp{base: newBase(convNames[kind], fmt.Sprintf("%v f%d", win, f), out, a, b), w: win, f: f, kind: kind}
+	op := &convOp{base: newBase(convNames[kind], fmt.Sprintf("%v f%d", win, f), out, a, b), w: win, f: f, kind: kind,
+		taps: win.liveTaps(), batched: win.useBatched()}
+	if op.batched {
+		op.tab = win.gatherTable(op.taps)
+	}
 	return apply(op, a, b)
 }
 
@@ -69,31 +81,39 @@ func (op *convOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 // results do not depend on the number of cores).
 const convChunks = 8
 
-// workspaces hands out per-worker scratch buffers; they are reused across steps and ops.
-var workspaces32, workspaces64 sync.Pool
+// workspaces hand out per-worker scratch buffers, reused across steps and ops. They are
+// pooled by power-of-two size class: a single pool would hand a large request a small
+// buffer, drop it and allocate, so that a step whose ops need different sizes would allocate
+// on every call.
+var workspaces32, workspaces64 [48]sync.Pool
+
+func sizeClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
 
 func getWorkspace[T Float](n int) *[]T {
 	var zero T
-	var p *sync.Pool
+	c := sizeClass(n)
+	p := &workspaces64[c]
 	if _, ok := any(zero).(float32); ok {
-		p = &workspaces32
-	} else {
-		p = &workspaces64
+		p = &workspaces32[c]
 	}
 	if b, ok := p.Get().(*[]T); ok && cap(*b) >= n {
 		*b = (*b)[:n]
 		return b
 	}
-	b := make([]T, n)
+	b := make([]T, n, 1<<c)
 	return &b
 }
 
 func putWorkspace[T Float](b *[]T) {
 	var zero T
+	c := sizeClass(cap(*b))
+	if 1<<c != cap(*b) {
+		return // not one of ours
+	}
 	if _, ok := any(zero).(float32); ok {
-		workspaces32.Put(b)
+		workspaces32[c].Put(b)
 	} else {
-		workspaces64.Put(b)
+		workspaces64[c].Put(b)
 	}
 }
 
@@ -114,6 +134,10 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("graph: %v: inputs have %d and %d elements, want %d and %d", op, len(a), len(b), want[0], want[1])
 	}
 	v, y := output[T](dst, op.out)
+	if op.batched && convPath != "image" {
+		convBatchedDo(op, a, b, y)
+		return v, nil
+	}
 	one := w
 	one.N = 1
 	switch op.kind {
@@ -232,30 +256,7 @@ func im2colImage[T Float](w window, img, cols []T) {
 		plane := img[c*w.H*w.W:][:w.H*w.W]
 		for kh := 0; kh < w.KH; kh++ {
 			for kw := 0; kw < w.KW; kw++ {
-				dst := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
-				lo := max(ceilDiv(w.PW-kw, w.SW), 0)
-				hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
-				hi = max(hi, lo)
-				for oh := 0; oh < w.OH; oh++ {
-					seg := dst[oh*w.OW:][:w.OW]
-					ih := oh*w.SH - w.PH + kh
-					if ih < 0 || ih >= w.H {
-						clear0(seg)
-						continue
-					}
-					in := plane[ih*w.W:][:w.W]
-					iw := lo*w.SW - w.PW + kw
-					clear0(seg[:lo])
-					if w.SW == 1 {
-						copy(seg[lo:hi], in[iw:])
-					} else {
-						for k := range seg[lo:hi] {
-							seg[lo+k] = in[iw]
-							iw += w.SW
-						}
-					}
-					clear0(seg[hi:])
-				}
+				im2colTap(w, plane, cols[((c*w.KH+kh)*w.KW+kw)*np:][:np], kh, kw)
 			}
 		}
 	}
@@ -320,47 +321,91 @@ func gemmKernels[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 	gemmSerial(ta, tb, m, n, k, a, b, beta, c)
 }
 
+// im2colTap lays out tap (kh, kw) of one channel's plane at every output position, dst
+// being OH·OW long; padding reads as zero.
+func im2colTap[T Float](w window, plane, dst []T, kh, kw int) {
+	lo := max(ceilDiv(w.PW-kw, w.SW), 0)
+	hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
+	hi = max(hi, lo)
+	for oh := 0; oh < w.OH; oh++ {
+		seg := dst[oh*w.OW:][:w.OW]
+		ih := oh*w.SH - w.PH + kh
+		if ih < 0 || ih >= w.H {
+			clear0(seg)
+			continue
+		}
+		in := plane[ih*w.W:][:w.W]
+		iw := lo*w.SW - w.PW + kw
+		clear0(seg[:lo])
+		if w.SW == 1 {
+			copy(seg[lo:hi], in[iw:])
+		} else {
+			for k := range seg[lo:hi] {
+				seg[lo+k] = in[iw]
+				iw += w.SW
+			}
+		}
+		clear0(seg[hi:])
+	}
+}
+
 // im2colSame is im2colImage for stride 1 and an output as wide as the input ("same" width):
 // each row of cols is the input plane shifted by (kh−PH, kw−PW), one long copy, after which
 // the few elements that wrapped around a row edge and the rows outside the image are zeroed.
 func im2colSame[T Float](w window, img, cols []T) {
-	W, np := w.W, w.OH*w.OW
+	np := w.OH * w.OW
 	for c := 0; c < w.C; c++ {
-		plane := img[c*w.H*W:][:w.H*W]
+		plane := img[c*w.H*w.W:][:w.H*w.W]
 		for kh := 0; kh < w.KH; kh++ {
-			dh := kh - w.PH
-			ohLo, ohHi := max(0, -dh), min(w.OH, w.H-dh)
 			for kw := 0; kw < w.KW; kw++ {
-				dw := kw - w.PW
-				dst := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
-				if ohHi <= ohLo {
-					clear0(dst)
-					continue
-				}
-				clear0(dst[:ohLo*W])
-				clear0(dst[ohHi*W:])
-				// dst[oh·W + ow] = plane[(oh+dh)·W + ow + dw] for oh in [ohLo, ohHi)
-				lo, hi := ohLo*W, ohHi*W
-				src := (ohLo+dh)*W + dw
-				// the first −dw elements may read before the plane and the last dw past it: they
-				// are edge columns, zeroed below
-				if src < 0 {
-					lo, src = lo-src, 0
-				}
-				if end := src + (hi - lo); end > len(plane) {
-					hi -= end - len(plane)
-				}
-				copy(dst[lo:hi], plane[src:])
-				switch {
-				case dw > 0: // the last dw columns of each row read the next row
-					for oh := ohLo; oh < ohHi; oh++ {
-						clear0(dst[oh*W+W-dw : oh*W+W])
-					}
-				case dw < 0: // the first −dw columns read the previous row
-					for oh := ohLo; oh < ohHi; oh++ {
-						clear0(dst[oh*W : oh*W-dw])
-					}
-				}
+				im2colShift(w, plane, cols[((c*w.KH+kh)*w.KW+kw)*np:][:np], kh, kw)
+			}
+		}
+	}
+}
+
+// im2colShift is one row of im2colSame: tap (kh, kw) of one plane into dst (OH·OW).
+func im2colShift[T Float](w window, plane, dst []T, kh, kw int) {
+	W := w.W
+	dh := kh - w.PH
+	ohLo, ohHi := max(0, -dh), min(w.OH, w.H-dh)
+	dw := kw - w.PW
+	if ohHi <= ohLo {
+		clear0(dst)
+		return
+	}
+	clear0(dst[:ohLo*W])
+	clear0(dst[ohHi*W:])
+	// dst[oh·W + ow] = plane[(oh+dh)·W + ow + dw] for oh in [ohLo, ohHi)
+	lo, hi := ohLo*W, ohHi*W
+	src := (ohLo+dh)*W + dw
+	// the first −dw elements may read before the plane and the last dw past it: they are
+	// edge columns, zeroed below
+	if src < 0 {
+		lo, src = lo-src, 0
+	}
+	if end := src + (hi - lo); end > len(plane) {
+		hi -= end - len(plane)
+	}
+	copy(dst[lo:hi], plane[src:])
+	zeroEdges(dst, W, ohLo, ohHi, dw)
+}
+
+// zeroEdges zeroes, in rows ohLo … ohHi−1 of a W-wide map, the last dw columns (dw > 0) or
+// the first −dw (dw < 0): the elements a row shifted by dw took from its neighbour. They are
+// one or two elements a row, so they are stored directly rather than through a clear call.
+func zeroEdges[T Float](dst []T, W, ohLo, ohHi, dw int) {
+	switch {
+	case dw > 0:
+		for oh := ohLo; oh < ohHi; oh++ {
+			for j := oh*W + W - dw; j < oh*W+W; j++ {
+				dst[j] = 0
+			}
+		}
+	case dw < 0:
+		for oh := ohLo; oh < ohHi; oh++ {
+			for j := oh * W; j < oh*W-dw; j++ {
+				dst[j] = 0
 			}
 		}
 	}
@@ -370,42 +415,39 @@ func im2colSame[T Float](w window, img, cols []T) {
 // the elements of cols that fall outside a row of the image (cols is scratch) and then adds
 // each row of cols to the shifted plane in one long vector pass.
 func col2imSame[T Float](w window, cols, img []T) {
-	W, np := w.W, w.OH*w.OW
+	np := w.OH * w.OW
 	for c := 0; c < w.C; c++ {
-		plane := img[c*w.H*W:][:w.H*W]
+		plane := img[c*w.H*w.W:][:w.H*w.W]
 		for kh := 0; kh < w.KH; kh++ {
-			dh := kh - w.PH
-			ohLo, ohHi := max(0, -dh), min(w.OH, w.H-dh)
-			if ohHi <= ohLo {
-				continue
-			}
 			for kw := 0; kw < w.KW; kw++ {
-				dw := kw - w.PW
-				src := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
-				switch {
-				case dw > 0:
-					for oh := ohLo; oh < ohHi; oh++ {
-						clear0(src[oh*W+W-dw : oh*W+W])
-					}
-				case dw < 0:
-					for oh := ohLo; oh < ohHi; oh++ {
-						clear0(src[oh*W : oh*W-dw])
-					}
-				}
-				lo, hi := ohLo*W, ohHi*W
-				dst := (ohLo+dh)*W + dw
-				if dst < 0 {
-					lo, dst = lo-dst, 0
-				}
-				if end := dst + (hi - lo); end > len(plane) {
-					hi -= end - len(plane)
-				}
-				if hi > lo {
-					out := plane[dst : dst+hi-lo]
-					binaryRow(kAdd, out, out, src[lo:hi], 1, 1)
-				}
+				col2imShift(w, cols[((c*w.KH+kh)*w.KW+kw)*np:][:np], plane, kh, kw)
 			}
 		}
+	}
+}
+
+// col2imShift is one row of col2imSame: src (OH·OW, scratch) added back into one plane at
+// tap (kh, kw).
+func col2imShift[T Float](w window, src, plane []T, kh, kw int) {
+	W := w.W
+	dh := kh - w.PH
+	ohLo, ohHi := max(0, -dh), min(w.OH, w.H-dh)
+	if ohHi <= ohLo {
+		return
+	}
+	dw := kw - w.PW
+	zeroEdges(src, W, ohLo, ohHi, dw)
+	lo, hi := ohLo*W, ohHi*W
+	dst := (ohLo+dh)*W + dw
+	if dst < 0 {
+		lo, dst = lo-dst, 0
+	}
+	if end := dst + (hi - lo); end > len(plane) {
+		hi -= end - len(plane)
+	}
+	if hi > lo {
+		out := plane[dst : dst+hi-lo]
+		binaryRow(kAdd, out, out, src[lo:hi], 1, 1)
 	}
 }
 

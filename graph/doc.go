@@ -19,11 +19,11 @@
 //
 // # Ops
 //
-// MatMul/MatMulT, broadcasting Add/Sub/Mul/Div, ReLU, Tanh, Sigmoid, Softplus, Exp, Log,
-// Square, Sqrt, Affine, Sum/Mean (over axes, optionally keeping them), BroadcastTo, Reshape,
-// Transpose, Concat, Slice, Softmax, LogSoftmax, LogSumExp, CrossEntropy, Im2Col/Col2Im,
-// Conv2d, MaxPool2d, AvgPool2d, BatchNorm (training and inference), Dropout with an explicit
-// mask, and StopGradient. Each is differentiable to any order (its VJP is built of these same
+// MatMul/MatMulT, broadcasting Add/Sub/Mul/Div, Neg, ReLU, Tanh, Sigmoid, Softplus, Exp, Log,
+// Square, Sqrt, Affine/Scale, Sum/Mean (over axes, optionally keeping them), BroadcastTo,
+// Reshape, Transpose, Concat, Slice, Softmax, LogSoftmax, LogSumExp, CrossEntropy,
+// Im2Col/Col2Im, Conv2d, MaxPool2d, AvgPool2d, BatchNorm (training and inference), Dropout with
+// an explicit mask, and StopGradient. Each is differentiable to any order (its VJP is built of these same
 // ops), works in float32 and float64, and is listed in OpCases with inputs for the checkers.
 // Grad also differentiates gorgonia's own elementwise and matrix ops through their SymDiff,
 // except those known to be wrong in v0.9.18, which it refuses with the name of the op here

@@ -5,46 +5,31 @@ import (
 	"math"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
-
-type unaryKind int
-
-const (
-	kNeg unaryKind = iota
-	kExp
-	kLog
-	kTanh
-	kSigmoid
-	kSoftplus
-	kReLU
-	kStep // 1 where x > 0, else 0: the derivative of ReLU, itself with zero derivative
-	kSquare
-	kSqrt
-	kAffine // a·x + b
-)
-
-var unaryNames = [...]string{"Neg", "Exp", "Log", "Tanh", "Sigmoid", "Softplus", "ReLU", "Step", "Square", "Sqrt", "Affine"}
 
 // unaryOp applies a scalar function elementwise.
 type unaryOp struct {
 	base
 	kind unaryKind
-	a, b float64 // kAffine's scale and shift
+	a, b float64 // the constants of ops with params (Affine's scale and shift)
 }
 
 func unary(kind unaryKind, x *G.Node, a, b float64) (*G.Node, error) {
+	d, err := unaryLookup[float64](kind)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
 	if x == nil {
-		return nil, fmt.Errorf("graph: %s of a nil node", unaryNames[kind])
+		return nil, fmt.Errorf("graph: %s of a nil node", d.name)
 	}
 	if err := checkDtype(x); err != nil {
 		return nil, err
 	}
 	params := ""
-	if kind == kAffine {
+	if d.params {
 		params = fmt.Sprintf("%v,%v", a, b)
 	}
-	op := &unaryOp{base: newBase(unaryNames[kind], params, x.Shape(), x), kind: kind, a: a, b: b}
+	op := &unaryOp{base: newBase(d.name, params, x.Shape(), x), kind: kind, a: a, b: b}
 	return apply(op, x)
 }
 
@@ -93,6 +78,10 @@ func (op *unaryOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
+	d, err := unaryLookup[T](op.kind)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %v: %w", op, err)
+	}
 	x, err := Elements[T](xv)
 	if err != nil {
 		return nil, err
@@ -102,74 +91,22 @@ func unaryDo[T Float](op *unaryOp, dst, xv G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("graph: %v: input has %d elements, want %d", op, len(x), len(y))
 	}
 	grain := elementwiseGrain
-	switch op.kind {
-	case kExp, kLog, kTanh, kSigmoid, kSoftplus, kSqrt:
-		grain /= 16 // transcendental: much more work per element
+	if d.heavy {
+		grain /= 16
 	}
 	if len(y) < 2*grain {
-		unaryKernel(op, y, x)
+		d.apply(op, y, x)
 	} else {
-		parallelFor(len(y), grain, func(lo, hi int) { unaryKernel(op, y[lo:hi], x[lo:hi]) })
+		parallelFor(len(y), grain, func(lo, hi int) { d.apply(op, y[lo:hi], x[lo:hi]) })
 	}
 	return v, nil
 }
 
-func unaryKernel[T Float](op *unaryOp, y, x []T) {
-	if vecUnary(op, y, x) {
-		return
-	}
-	unaryScalar(op, y, x)
-}
-
-func unaryScalar[T Float](op *unaryOp, y, x []T) {
-	x = x[:len(y)]
-	switch op.kind {
-	case kNeg:
-		for i, v := range x {
-			y[i] = -v
-		}
-	case kExp:
-		for i, v := range x {
-			y[i] = T(math.Exp(float64(v)))
-		}
-	case kLog:
-		for i, v := range x {
-			y[i] = T(math.Log(float64(v)))
-		}
-	case kTanh:
-		for i, v := range x {
-			y[i] = T(math.Tanh(float64(v)))
-		}
-	case kSigmoid:
-		for i, v := range x {
-			y[i] = T(sigmoid(float64(v)))
-		}
-	case kSoftplus:
-		for i, v := range x {
-			f := float64(v)
-			y[i] = T(math.Log1p(math.Exp(-math.Abs(f))) + math.Max(f, 0))
-		}
-	case kReLU: // branch-free: a branch mispredicts on half of random inputs
-		for i, v := range x {
-			y[i] = max(v, 0)
-		}
-	case kStep:
-		for i, v := range x {
-			y[i] = T(b2f(v > 0))
-		}
-	case kSquare:
-		for i, v := range x {
-			y[i] = v * v
-		}
-	case kSqrt:
-		for i, v := range x {
-			y[i] = T(math.Sqrt(float64(v)))
-		}
-	case kAffine:
-		a, b := T(op.a), T(op.b)
-		for i, v := range x {
-			y[i] = a*v + b
-		}
+// apply computes y = f(x) elementwise, with the AVX2 kernel where there is one.
+func (d *unaryDef[T]) apply(op *unaryOp, y, x []T) {
+	n := vecUnary(d, op, y, x)
+	if n < len(y) {
+		d.fwd(op, y[n:], x[n:])
 	}
 }
 
@@ -192,45 +129,16 @@ func sigmoid(x float64) float64 {
 	return e / (1 + e)
 }
 
-func (op *unaryOp) VJP(in []*G.Node, y, g *G.Node, need []bool) ([]*G.Node, error) {
-	x := in[0]
-	var d *G.Node
-	var err error
-	switch op.kind {
-	case kNeg:
-		d, err = Neg(g)
-	case kExp:
-		d, err = Mul(g, y)
-	case kLog:
-		d, err = Div(g, x)
-	case kTanh: // (1 − y²)·g
-		d, err = chain(g, y, func(y *G.Node) (*G.Node, error) {
-			return then(Square(y))(func(s *G.Node) (*G.Node, error) { return Affine(s, -1, 1) })
-		})
-	case kSigmoid: // y(1 − y)·g
-		d, err = chain(g, y, func(y *G.Node) (*G.Node, error) {
-			return then(Affine(y, -1, 1))(func(s *G.Node) (*G.Node, error) { return Mul(y, s) })
-		})
-	case kSoftplus: // σ(x)·g
-		d, err = chain(g, x, Sigmoid)
-	case kReLU:
-		d, err = gate(x, g)
-	case kStep:
-		return []*G.Node{nil}, nil
-	case kSquare: // 2x·g
-		d, err = chain(g, x, func(x *G.Node) (*G.Node, error) { return Scale(x, 2) })
-	case kSqrt: // g / (2y)
-		var twoY *G.Node
-		if twoY, err = Scale(y, 2); err == nil {
-			d, err = Div(g, twoY)
-		}
-	case kAffine:
-		if op.a == 0 {
-			return []*G.Node{nil}, nil
-		}
-		d, err = Scale(g, op.a)
+func (op *unaryOp) VJP(in []*G.Node, y, g *G.Node, _ []bool) ([]*G.Node, error) {
+	d, err := unaryLookup[float64](op.kind) // the rules do not depend on the element type
+	if err != nil {
+		return nil, fmt.Errorf("graph: differentiating %v: %w", op, err)
 	}
-	return []*G.Node{d}, err
+	if d.vjp == nil {
+		return nil, fmt.Errorf("graph: differentiating %v: unary op kind %v has no VJP", op, op.kind)
+	}
+	dx, err := d.vjp(op, in[0], y, g)
+	return []*G.Node{dx}, err
 }
 
 // chain returns g ⊙ f(x).
@@ -252,17 +160,6 @@ func then(n *G.Node, err error) func(func(*G.Node) (*G.Node, error)) (*G.Node, e
 	}
 }
 
-type binaryKind int
-
-const (
-	kAdd binaryKind = iota
-	kSub
-	kMul
-	kDiv
-)
-
-var binaryNames = [...]string{"Add", "Sub", "Mul", "Div"}
-
 // binaryOp combines two operands elementwise with NumPy broadcasting.
 type binaryOp struct {
 	base
@@ -272,8 +169,12 @@ type binaryOp struct {
 }
 
 func binary(kind binaryKind, a, b *G.Node) (*G.Node, error) {
+	d, err := binaryLookup[float64](kind)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
 	if a == nil || b == nil {
-		return nil, fmt.Errorf("graph: %s of a nil node", binaryNames[kind])
+		return nil, fmt.Errorf("graph: %s of a nil node", d.name)
 	}
 	if err := checkDtype(a); err != nil {
 		return nil, err
@@ -281,9 +182,9 @@ func binary(kind binaryKind, a, b *G.Node) (*G.Node, error) {
 	as, bs := a.Shape(), b.Shape()
 	out, err := broadcastShape(as, bs)
 	if err != nil {
-		return nil, fmt.Errorf("graph: %s: %w", binaryNames[kind], err)
+		return nil, fmt.Errorf("graph: %s: %w", d.name, err)
 	}
-	op := &binaryOp{base: newBase(binaryNames[kind], "", out, a, b), kind: kind, sameShapes: as.Eq(bs)}
+	op := &binaryOp{base: newBase(d.name, "", out, a, b), kind: kind, sameShapes: as.Eq(bs)}
 	op.sa = broadcastStrides(aligned(as, len(out)), out)
 	op.sb = broadcastStrides(aligned(bs, len(out)), out)
 	return apply(op, a, b)
@@ -310,6 +211,10 @@ func (op *binaryOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 }
 
 func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
+	d, err := binaryLookup[T](op.kind)
+	if err != nil {
+		return nil, fmt.Errorf("graph: %v: %w", op, err)
+	}
 	a, err := Elements[T](av)
 	if err != nil {
 		return nil, err
@@ -324,24 +229,24 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("graph: %v: operand sizes %d, %d, want %d", op, len(a), len(b), len(y))
 		}
 		if len(y) < 2*elementwiseGrain {
-			binaryRow(op.kind, y, a, b, 1, 1)
+			d.apply(y, a, b, 1, 1)
 		} else {
-			parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b[lo:hi], 1, 1) })
+			parallelFor(len(y), elementwiseGrain, func(lo, hi int) { d.apply(y[lo:hi], a[lo:hi], b[lo:hi], 1, 1) })
 		}
 		return v, nil
 	}
 	switch { // an operand of one element: one flat pass, no walk
 	case len(b) == 1 && len(a) == len(y) && len(y) < 2*elementwiseGrain:
-		binaryRow(op.kind, y, a, b, 1, 0)
+		d.apply(y, a, b, 1, 0)
 		return v, nil
 	case len(a) == 1 && len(b) == len(y) && len(y) < 2*elementwiseGrain:
-		binaryRow(op.kind, y, a, b, 0, 1)
+		d.apply(y, a, b, 0, 1)
 		return v, nil
 	case len(b) == 1 && len(a) == len(y):
-		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a[lo:hi], b, 1, 0) })
+		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { d.apply(y[lo:hi], a[lo:hi], b, 1, 0) })
 		return v, nil
 	case len(a) == 1 && len(b) == len(y):
-		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { binaryRow(op.kind, y[lo:hi], a, b[lo:hi], 0, 1) })
+		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { d.apply(y[lo:hi], a, b[lo:hi], 0, 1) })
 		return v, nil
 	}
 	nd := len(op.out)
@@ -350,149 +255,38 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 		ia, ib = op.sa[nd-1], op.sb[nd-1]
 	}
 	walk(op.out, [][]int{rowMajorStrides(op.out), op.sa, op.sb}, []int{0, 0, 0}, func(o []int, n int) {
-		binaryRow(op.kind, y[o[0]:o[0]+n], a[o[1]:], b[o[2]:], ia, ib)
+		d.apply(y[o[0]:o[0]+n], a[o[1]:], b[o[2]:], ia, ib)
 	})
 	return v, nil
 }
 
-// binaryRow computes y[i] = a[i·sa] ∘ b[i·sb] for one row.
-func binaryRow[T Float](k binaryKind, y, a, b []T, sa, sb int) {
-	if vecBinary(k, y, a, b, sa, sb) {
+// apply computes y[i] = a[i·sa] ∘ b[i·sb] for one row, with the AVX2 kernels where they apply.
+func (d *binaryDef[T]) apply(y, a, b []T, sa, sb int) {
+	if vecBinary(d, y, a, b, sa, sb) {
 		return
 	}
-	binaryRowScalar(k, y, a, b, sa, sb)
+	d.row(y, a, b, sa, sb)
 }
 
-func binaryRowScalar[T Float](k binaryKind, y, a, b []T, sa, sb int) {
-	switch {
-	case sa == 1 && sb == 1:
-		a, b = a[:len(y)], b[:len(y)]
-		switch k {
-		case kAdd:
-			for i := range y {
-				y[i] = a[i] + b[i]
-			}
-		case kSub:
-			for i := range y {
-				y[i] = a[i] - b[i]
-			}
-		case kMul:
-			for i := range y {
-				y[i] = a[i] * b[i]
-			}
-		case kDiv:
-			for i := range y {
-				y[i] = a[i] / b[i]
-			}
-		}
-	case sa == 1 && sb == 0:
-		a = a[:len(y)]
-		c := b[0]
-		switch k {
-		case kAdd:
-			for i := range y {
-				y[i] = a[i] + c
-			}
-		case kSub:
-			for i := range y {
-				y[i] = a[i] - c
-			}
-		case kMul:
-			for i := range y {
-				y[i] = a[i] * c
-			}
-		case kDiv:
-			for i := range y {
-				y[i] = a[i] / c
-			}
-		}
-	case sa == 0 && sb == 1:
-		b = b[:len(y)]
-		c := a[0]
-		switch k {
-		case kAdd:
-			for i := range y {
-				y[i] = c + b[i]
-			}
-		case kSub:
-			for i := range y {
-				y[i] = c - b[i]
-			}
-		case kMul:
-			for i := range y {
-				y[i] = c * b[i]
-			}
-		case kDiv:
-			for i := range y {
-				y[i] = c / b[i]
-			}
-		}
-	default:
-		for i := range y {
-			x, z := a[i*sa], b[i*sb]
-			switch k {
-			case kAdd:
-				y[i] = x + z
-			case kSub:
-				y[i] = x - z
-			case kMul:
-				y[i] = x * z
-			case kDiv:
-				y[i] = x / z
-			}
-		}
+// binaryRow is one row of op k for kernels of other ops (sums, convolutions) that reuse the
+// table's. k is a constant there: a kind without an entry is a bug in this package.
+func binaryRow[T Float](k binaryKind, y, a, b []T, sa, sb int) {
+	d, err := binaryLookup[T](k)
+	if err != nil {
+		panic("graph: " + err.Error())
 	}
+	d.apply(y, a, b, sa, sb)
 }
 
 func (op *binaryOp) VJP(in []*G.Node, y, g *G.Node, need []bool) ([]*G.Node, error) {
-	a, b := in[0], in[1]
-	out := make([]*G.Node, 2)
-	var err error
-	switch op.kind {
-	case kAdd, kSub:
-		if need[0] {
-			if out[0], err = reduceTo(g, a); err != nil {
-				return nil, err
-			}
-		}
-		if need[1] {
-			if out[1], err = reduceTo(g, b); err != nil {
-				return nil, err
-			}
-			if op.kind == kSub {
-				out[1], err = Neg(out[1])
-			}
-		}
-	case kMul:
-		if need[0] {
-			if out[0], err = then(Mul(g, b))(func(p *G.Node) (*G.Node, error) { return reduceTo(p, a) }); err != nil {
-				return nil, err
-			}
-		}
-		if need[1] {
-			out[1], err = then(Mul(g, a))(func(p *G.Node) (*G.Node, error) { return reduceTo(p, b) })
-		}
-	case kDiv: // ∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = −y/b
-		if need[0] {
-			if out[0], err = then(Div(g, b))(func(p *G.Node) (*G.Node, error) { return reduceTo(p, a) }); err != nil {
-				return nil, err
-			}
-		}
-		if need[1] {
-			var gy, q, r *G.Node
-			if gy, err = Mul(g, y); err != nil {
-				return nil, err
-			}
-			if q, err = Div(gy, b); err != nil {
-				return nil, err
-			}
-			if r, err = reduceTo(q, b); err != nil {
-				return nil, err
-			}
-			out[1], err = Neg(r)
-		}
+	d, err := binaryLookup[float64](op.kind) // the rules do not depend on the element type
+	if err != nil {
+		return nil, fmt.Errorf("graph: differentiating %v: %w", op, err)
 	}
-	return out, err
+	if d.vjp == nil {
+		return nil, fmt.Errorf("graph: differentiating %v: binary op kind %v has no VJP", op, op.kind)
+	}
+	return d.vjp(in[0], in[1], y, g, need)
 }
 
 // reduceTo sums x (the adjoint of a broadcast result) down to the shape of like.
@@ -506,8 +300,6 @@ func reduceTo(x, like *G.Node) (*G.Node, error) {
 	}
 	return sumTo(x, aligned(ls, len(xs)), ls)
 }
-
-var _ = tensor.Float64
 
 // gateOp is ReLU's vector-Jacobian product in one pass: g where x > 0, else 0. It is linear in
 // g, its own VJP in g, and has zero derivative in x (almost everywhere).

@@ -16,10 +16,6 @@ import (
 // (Dot, SquaredNorm, penalties), which then writes no array at all. The values of fused-away
 // nodes are still available: Value computes them on demand.
 
-// fuseEnabled turns fusion on; HYPERFLAT_NOFUSE=1 in the environment turns it off (for
-// comparisons).
-var fuseEnabled = os.Getenv("HYPERFLAT_NOFUSE") == ""
-
 // fuseBlock is the number of elements a fused kernel computes at a time.
 const fuseBlock = 256
 
@@ -57,8 +53,16 @@ func fusable(n *G.Node, kids []*G.Node) bool {
 	if size < fuseMin {
 		return false
 	}
-	switch n.Op().(type) {
-	case *unaryOp, *gateOp, *binaryOp:
+	switch op := n.Op().(type) {
+	case *unaryOp:
+		if !op.kind.known() {
+			return false // left to the op's own Do, which reports it
+		}
+	case *binaryOp:
+		if !op.kind.known() {
+			return false
+		}
+	case *gateOp:
 	case *broadcastToOp:
 		return len(kids) == 1 && kids[0].Shape().TotalSize() == 1
 	default:
@@ -302,7 +306,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 			k.blk = min(k.span, fuseBlockMax)
 		}
 		p.fused[i] = k
-		if os.Getenv("HYPERFLAT_FUSEDUMP") != "" {
+		if fuseDump {
 			fmt.Fprintf(os.Stderr, "fused %v %v: size %d span %d blk %d sum %v\n", p.nodes[i].Op(), p.nodes[i].Shape(), k.size, k.span, k.blk, k.sum)
 			for j, in := range k.inst {
 				fmt.Fprintf(os.Stderr, "   %d: %v %v\n", j, in.op, in.src[:in.nsrc])
@@ -322,6 +326,9 @@ func (k *fusedKernel) run(nd *G.Node, dst G.Value, leaves []G.Value) (G.Value, e
 }
 
 func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Value) (G.Value, error) {
+	if err := fusedCheck[T](k); err != nil {
+		return nil, err
+	}
 	leaves := make([][]T, len(lv))
 	for i, v := range lv {
 		e, err := Elements[T](v)
@@ -381,6 +388,27 @@ func gcd(a, b int) int {
 	return a
 }
 
+// fusedCheck reports an error for an instruction fusedBlock has no code for. Checked before
+// the blocks run, since those run on helper goroutines that cannot return one.
+func fusedCheck[T Float](k *fusedKernel) error {
+	for _, in := range k.inst {
+		var err error
+		switch op := in.op.(type) {
+		case *unaryOp:
+			_, err = unaryLookup[T](op.kind)
+		case *binaryOp:
+			_, err = binaryLookup[T](op.kind)
+		case *gateOp, *broadcastToOp:
+		default:
+			err = fmt.Errorf("not an elementwise op")
+		}
+		if err != nil {
+			return fmt.Errorf("graph: fused kernel: %v: %w", in.op, err)
+		}
+	}
+	return nil
+}
+
 // fusedBlock evaluates elements s … e−1 of kernel k with registers regs, writing the root's
 // values into out (a register when out is nil), and returns them.
 func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out []T) []T {
@@ -413,11 +441,11 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 		switch op := in.op.(type) {
 		case *unaryOp:
 			x, _ := src(in, 0)
-			unaryKernel(op, dst, x)
+			unaryDefs[T]()[op.kind].apply(op, dst, x)
 		case *binaryOp:
 			a, sa := src(in, 0)
 			b, sb := src(in, 1)
-			binaryRow(op.kind, dst, a, b, sa, sb)
+			binaryDefs[T]()[op.kind].apply(dst, a, b, sa, sb)
 		case *gateOp:
 			x, _ := src(in, 0)
 			g, _ := src(in, 1)
@@ -428,6 +456,8 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 			for i := range dst {
 				dst[i] = c
 			}
+		default:
+			panic(fmt.Sprintf("graph: fused kernel: %v passed fusedCheck", in.op))
 		}
 		res = dst
 	}
@@ -441,12 +471,11 @@ func cheap(op G.Op) bool {
 	case *broadcastToOp, *gateOp:
 		return true
 	case *binaryOp:
-		return o.kind != kDiv
+		d, err := binaryLookup[float64](o.kind)
+		return err == nil && d.cheap
 	case *unaryOp:
-		switch o.kind {
-		case kNeg, kAffine, kReLU, kStep, kSquare:
-			return true
-		}
+		d, err := unaryLookup[float64](o.kind)
+		return err == nil && d.cheap
 	}
 	return false
 }

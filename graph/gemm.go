@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"os"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -41,34 +39,48 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 	if tb {
 		ldb = k
 	}
-	p := procs()
-	if !gemmThreadsItself && p > 1 && m*n*k >= gemmSplitFlops && max(m, n) >= 2*p {
-		// split in whole kernel blocks: 8 rows, or 24 columns
+	if !gemmThreadsItself && m*n*k >= gemmSplitFlops && max(m, n) >= 16 {
+		// Split in whole kernel blocks (8 rows, or 24 columns) into gemmPieces pieces fixed by
+		// the shape alone, on one core as on several: a BLAS may round a product differently
+		// by its width (OpenBLAS does), so a split that followed the number of cores would
+		// make results depend on it.
 		if m >= n {
 			const rb = 8
-			parallelFor((m+rb-1)/rb, 1, func(lo, hi int) {
-				lo, hi = lo*rb, min(m, hi*rb)
-				ao := lo * k
-				if ta {
-					ao = lo
+			blocks := (m + rb - 1) / rb
+			pieces := min(blocks, gemmPieces)
+			parallelFor(pieces, 1, func(lo, hi int) {
+				for q := lo; q < hi; q++ {
+					r0, r1 := q*blocks/pieces*rb, min(m, (q+1)*blocks/pieces*rb)
+					ao := r0 * k
+					if ta {
+						ao = r0
+					}
+					gemmLD(ta, tb, r1-r0, n, k, a[ao:], lda, b, ldb, beta, c[r0*n:], n)
 				}
-				gemmLD(ta, tb, hi-lo, n, k, a[ao:], lda, b, ldb, beta, c[lo*n:], n)
 			})
 		} else {
 			const cb = 24
-			parallelFor((n+cb-1)/cb, 1, func(lo, hi int) {
-				lo, hi = lo*cb, min(n, hi*cb)
-				bo := lo
-				if tb {
-					bo = lo * k
+			blocks := (n + cb - 1) / cb
+			pieces := min(blocks, gemmPieces)
+			parallelFor(pieces, 1, func(lo, hi int) {
+				for q := lo; q < hi; q++ {
+					c0, c1 := q*blocks/pieces*cb, min(n, (q+1)*blocks/pieces*cb)
+					bo := c0
+					if tb {
+						bo = c0 * k
+					}
+					gemmLD(ta, tb, m, c1-c0, k, a, lda, b[bo:], ldb, beta, c[c0:], n)
 				}
-				gemmLD(ta, tb, m, hi-lo, k, a, lda, b[bo:], ldb, beta, c[lo:], n)
 			})
 		}
 		return
 	}
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
 }
+
+// gemmPieces is the number of pieces a large product is split into (fixed, so that results do
+// not depend on the number of cores; enough to balance 2–8 cores).
+const gemmPieces = 8
 
 // gemmSerial is gemmAcc on the calling goroutine only, for kernels that parallelize at a
 // coarser grain themselves.
@@ -139,8 +151,6 @@ func useSgemmKernels(tb bool, m, n, k int) bool {
 	}
 	return !blasIsFast || sgemmBeatsBLAS(tb, m, n, k)
 }
-
-var sgemmMode = os.Getenv("HYPERFLAT_SGEMM")
 
 // sgemmBeatsBLAS is where this package's kernels beat single-threaded OpenBLAS 0.3.21 on this
 // project's machines (TestSgemmSpeed): short inner dimensions, which OpenBLAS's packing makes

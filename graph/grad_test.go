@@ -338,7 +338,7 @@ func TestCheckersCatchWrongDerivatives(t *testing.T) {
 	x := []*tensor.Dense{normal(rng, 4)}
 	wrap := func(mk func(*unaryOp) G.Op, kind unaryKind) Func {
 		return func(in []*G.Node) (*G.Node, error) {
-			u := &unaryOp{base: newBase("bad"+unaryNames[kind], "", in[0].Shape(), in[0]), kind: kind}
+			u := &unaryOp{base: newBase("bad"+kind.String(), "", in[0].Shape(), in[0]), kind: kind}
 			return apply(mk(u), in[0])
 		}
 	}

@@ -316,6 +316,8 @@ func constDo[T Float](op *constOp, dst, xv G.Value) (G.Value, error) {
 				y[o*op.inner+i] = m
 			}
 		}
+	default:
+		return nil, fmt.Errorf("graph: %v: unknown constant op kind %d", op, op.kind)
 	}
 	return v, nil
 }

@@ -19,8 +19,9 @@ func f32s[T Float](s []T) ([]float32, bool) {
 
 func p32(s []float32) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(s))) }
 
-// vecBinary: y = a ∘ b with strides sa, sb ∈ {0, 1} (0: a single element).
-func vecBinary[T Float](k binaryKind, y, a, b []T, sa, sb int) bool {
+// vecBinary: y = a ∘ b with strides sa, sb ∈ {0, 1} (0: a single element), where op d has a
+// kernel for them.
+func vecBinary[T Float](d *binaryDef[T], y, a, b []T, sa, sb int) bool {
 	y32, ok := f32s(y)
 	if !ok || len(y) < 8 {
 		return false
@@ -29,75 +30,40 @@ func vecBinary[T Float](k binaryKind, y, a, b []T, sa, sb int) bool {
 	n := len(y32)
 	n8 := n &^ 7
 	switch {
-	case sa == 1 && sb == 1:
+	case sa == 1 && sb == 1 && d.vec32 != nil:
 		a32, b32 = a32[:n], b32[:n]
-		switch k {
-		case kAdd:
-			vec.AddF32(p32(y32), p32(a32), p32(b32), n8)
-		case kSub:
-			vec.SubF32(p32(y32), p32(a32), p32(b32), n8)
-		case kMul:
-			vec.MulF32(p32(y32), p32(a32), p32(b32), n8)
-		case kDiv:
-			vec.DivF32(p32(y32), p32(a32), p32(b32), n8)
-		}
-	case sa == 1 && sb == 0 && k != kDiv:
+		d.vec32(p32(y32), p32(a32), p32(b32), n8)
+	case sa == 1 && sb == 0 && d.affine != nil:
 		a32 = a32[:n]
-		c := b32[0]
-		alpha, beta := float32(1), c
-		switch k {
-		case kSub:
-			beta = -c
-		case kMul:
-			alpha, beta = c, 0
-		}
+		alpha, beta := d.affine(b32[0], false)
 		vec.AffineF32(p32(y32), p32(a32), n8, alpha, beta)
-	case sa == 0 && sb == 1 && k != kDiv:
+	case sa == 0 && sb == 1 && d.affine != nil:
 		b32 = b32[:n]
-		c := a32[0]
-		alpha, beta := float32(1), c
-		switch k {
-		case kSub:
-			alpha = -1
-		case kMul:
-			alpha, beta = c, 0
-		}
+		alpha, beta := d.affine(a32[0], true)
 		vec.AffineF32(p32(y32), p32(b32), n8, alpha, beta)
 	default:
 		return false
 	}
 	if n8 < n {
-		binaryRowScalar(k, y[n8:], a[n8*sa:], b[n8*sb:], sa, sb)
+		d.row(y[n8:], a[n8*sa:], b[n8*sb:], sa, sb)
 	}
 	return true
 }
 
-// vecUnary: the unary ops that are a few instructions per element.
-func vecUnary[T Float](op *unaryOp, y, x []T) bool {
+// vecUnary runs op d's AVX2 kernel, where it has one, over the largest multiple of 8 elements
+// of y and returns how many it computed.
+func vecUnary[T Float](d *unaryDef[T], op *unaryOp, y, x []T) int {
+	if d.vec32 == nil {
+		return 0
+	}
 	y32, ok := f32s(y)
 	if !ok || len(y) < 8 {
-		return false
+		return 0
 	}
 	x32 := any(x).([]float32)[:len(y32)]
 	n8 := len(y32) &^ 7
-	switch op.kind {
-	case kNeg:
-		vec.AffineF32(p32(y32), p32(x32), n8, -1, 0)
-	case kAffine:
-		vec.AffineF32(p32(y32), p32(x32), n8, float32(op.a), float32(op.b))
-	case kReLU:
-		vec.ReluF32(p32(y32), p32(x32), n8)
-	case kStep:
-		vec.StepF32(p32(y32), p32(x32), n8)
-	case kSquare:
-		vec.MulF32(p32(y32), p32(x32), p32(x32), n8)
-	default:
-		return false
-	}
-	if n8 < len(y) {
-		unaryScalar(op, y[n8:], x[n8:])
-	}
-	return true
+	d.vec32(op, y32, x32, n8)
+	return n8
 }
 
 // vecGate: y = g where x > 0, else 0.

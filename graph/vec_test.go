@@ -8,8 +8,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestVecKernels compares the AVX2 elementwise kernels with the scalar loops on every length
-// up to 70 and a few long ones.
+// TestVecKernels compares the AVX2 elementwise kernels of every op in the tables that has
+// them with its scalar loop, on every length up to 70 and a few long ones.
 func TestVecKernels(t *testing.T) {
 	if !haveVec {
 		t.Skip("no AVX2")
@@ -33,7 +33,8 @@ func TestVecKernels(t *testing.T) {
 		}
 		c := []float32{1.5}
 		got, want := make([]float32, n), make([]float32, n)
-		for k := kAdd; k <= kDiv; k++ {
+		for k := range numBinary {
+			d := &binaryF32[k]
 			for _, st := range [][2]int{{1, 1}, {1, 0}, {0, 1}} {
 				x, y := a, b
 				if st[0] == 0 {
@@ -42,21 +43,23 @@ func TestVecKernels(t *testing.T) {
 				if st[1] == 0 {
 					y = c
 				}
-				binaryRow(k, got, x, y, st[0], st[1])
-				binaryRowScalar(k, want, x, y, st[0], st[1])
+				d.apply(got, x, y, st[0], st[1])
+				d.row(want, x, y, st[0], st[1])
 				for i := range got {
 					if !near(got[i], want[i]) {
-						t.Fatalf("binary %v %v n %d: [%d] = %v, want %v", binaryNames[k], st, n, i, got[i], want[i])
+						t.Fatalf("binary %v %v n %d: [%d] = %v, want %v", k, st, n, i, got[i], want[i])
 					}
 				}
 			}
 		}
-		for _, op := range []*unaryOp{{kind: kNeg}, {kind: kAffine, a: -1.5, b: 0.25}, {kind: kReLU}, {kind: kStep}, {kind: kSquare}} {
-			unaryKernel(op, got, a)
-			unaryScalar(op, want, a)
+		for k := range numUnary {
+			d := &unaryF32[k]
+			op := &unaryOp{kind: k, a: -1.5, b: 0.25}
+			d.apply(op, got, a)
+			d.fwd(op, want, a)
 			for i := range got {
 				if !near(got[i], want[i]) {
-					t.Fatalf("unary %v n %d: [%d] = %v, want %v", unaryNames[op.kind], n, i, got[i], want[i])
+					t.Fatalf("unary %v n %d: [%d] = %v, want %v", k, n, i, got[i], want[i])
 				}
 			}
 		}

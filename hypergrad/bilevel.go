@@ -52,7 +52,8 @@ var Unbounded = Bound{math.Inf(-1), math.Inf(1)}
 // NonNegative is the range of a weight-decay coefficient or a penalty weight: λ ≥ 0.
 var NonNegative = Bound{0, math.Inf(1)}
 
-// Bilevel is Algorithm 1 of the PAC-Bayes paper (SPEC A.6) over one or more chains.
+// Bilevel is Algorithm 1 of Cherian et al. (2020), Section 3 (run_fit in the authors' code,
+// DEShawResearch/PACBayesHyperOpt weight_decay/weight_decay.py), over one or more chains.
 //
 // Every outer step on λ (the one at the end of each hyper-step, and with Form Sum the online
 // ones after each inner step) is guarded:
@@ -300,6 +301,34 @@ func (b *Bilevel) parallel(f func(ci int) error) error {
 	}
 	return nil
 }
+
+// InnerStep runs inner step t of every chain as Run does (each chain's program, hooks and
+// optimizer step, and the Fisher-distance terms when Zeta > 0 or Monitor), without the
+// outer steps: the unit that dominates Run's cost, for timing and profiling it alone. The
+// first call validates and compiles; a later Run compiles afresh.
+func (b *Bilevel) InnerStep(ctx context.Context, t int) error {
+	for _, c := range b.Chains {
+		if c != nil && c.prog == nil {
+			if err := b.validate(); err != nil {
+				return err
+			}
+			for _, c := range b.Chains {
+				if err := b.prepare(c); err != nil {
+					return err
+				}
+			}
+			break
+		}
+	}
+	return b.parallel(func(ci int) error {
+		_, err := b.innerStep(ctx, b.Chains[ci], t)
+		return err
+	})
+}
+
+// Program is chain ci's compiled inner-step program once InnerStep or Run has prepared it
+// (nil before), for per-op profiles.
+func (b *Bilevel) Program(ci int) *graph.Program { return b.Chains[ci].prog }
 
 // Run performs HyperSteps outer iterations and returns their records.
 func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {

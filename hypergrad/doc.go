@@ -17,10 +17,12 @@
 //
 //	d_t = ‖a_t‖,  a_t = ∇_θ R̂_T(θ_t; S_T^(t), λ) − ∇_θ R̂_V(θ_t; S_V^(t), λ)
 //
-// (SPEC A.2). The regularizer comes in the two forms of the paper and its code: the sum
-// ζ Σ_t ‖a_t‖ (Eq. 7 as written; the online algorithm C.3 steps λ on each term) and the square
-// root ζ √(Σ_t ‖a_t‖²) (what the offline algorithms C.1/C.2 optimize; tighter by the triangle
-// inequality).
+// (Eq. 5b with the Gibbs posteriors of Eq. 2 at τ = 1, whose score is −∇_θR̂: the "gradient
+// incoherence" reading of Eq. 7 in the paper). The regularizer comes in the two forms of the
+// paper and its code (DEShawResearch/PACBayesHyperOpt): the sum ζ Σ_t ‖a_t‖ (Eq. 7 as written;
+// the online algorithm C.3 of weight_decay/weight_decay.py steps λ on each term) and the square
+// root ζ √(Σ_t ‖a_t‖²) (what the offline variants of weight_decay.py, and freedman/freedman.py,
+// optimize: the KL bound of Section 2.4 before the triangle inequality relaxes it to the sum).
 //
 // # Hypergradients
 //
@@ -32,10 +34,12 @@
 //   - Implicit: the implicit-function-theorem gradient at a stationary θ (Lorraine et al.
 //     2019), ∂_λ C − (∂²L_T/∂λ∂θ)ᵀ H⁻¹ ∇_θ C with H = ∇²_θ L_T, the inverse Hessian-vector
 //     product by conjugate gradients or a Neumann series on graph Hessian-vector products.
-//   - The regularizer's K = 0 gradient, ∇_λ ½‖a_t‖² = (∂a_t/∂λ)ᵀ a_t at fixed θ_t (SPEC A.6).
+//   - The regularizer's K = 0 gradient, ∇_λ ½‖a_t‖² = (∂a_t/∂λ)ᵀ a_t at fixed θ_t: Algorithm 1
+//     with K = 0, as Section 4.2 applies it (compute_auxiliary in weight_decay.py, which
+//     accumulates θ_t ⊙ a_t for per-entry weight decay).
 //
-// Bilevel runs Algorithm 1 (SPEC A.6): inner steps by any optimizer or Langevin sampler from
-// package samplers, decoupled or coupled weight decay, the T1–T2 risk hypergradient at the end
-// of every hyper-step, the regularizer accumulated offline or applied online, and an outer
-// optimizer (RMSprop in the paper) on λ.
+// Bilevel runs Algorithm 1 (Section 3; run_fit in weight_decay.py): inner steps by any
+// optimizer or Langevin sampler from package samplers, decoupled or coupled weight decay, the
+// T1–T2 risk hypergradient at the end of every hyper-step, the regularizer accumulated offline
+// or applied online, and an outer optimizer (RMSprop in the paper) on λ.
 package hypergrad

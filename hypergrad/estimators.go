@@ -52,6 +52,15 @@ func NewUnrolled(p *Problem, k int, lr float64) (*Unrolled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if k > 0 {
+		if err := checkAtTheta(p, c, theta, "Val"); err != nil {
+			return nil, err
+		}
+		// With K = 0 only C's direct dependence on λ counts, which may rightly be none.
+		if err := checkDependsOnHypers(p, fmt.Sprintf("the validation objective after %d inner step(s)", k), c); err != nil {
+			return nil, err
+		}
+	}
 	grads, err := graph.Grad(c, p.Hypers...)
 	if err != nil {
 		return nil, err
@@ -71,6 +80,9 @@ func NewT1T2(p *Problem, lr float64) (*Unrolled, error) { return NewUnrolled(p, 
 func descend(p *Problem, theta []*G.Node, step int, lr float64) ([]*G.Node, error) {
 	l, err := p.Train(theta, step)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAtTheta(p, l, theta, fmt.Sprintf("Train (inner step %d)", step)); err != nil {
 		return nil, err
 	}
 	g, err := graph.Grad(l, theta...)
@@ -166,6 +178,9 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 	}
 	l, err := p.Train(p.Params, 0)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDependsOnHypers(p, "the training and validation objectives", c, l); err != nil {
 		return nil, err
 	}
 	vs, vals := inputsLike(p.Params, "implicit.v")

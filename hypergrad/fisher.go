@@ -69,7 +69,10 @@ func (r *Regularizer) GradientScale() float64 {
 
 // LinearGaussianFisher is the closed form of E‖∇R̂_T(θ) − ∇R̂_V(θ)‖² for θ ~ N(μ, C) when
 // both risks are quadratic, R̂(θ) = ½θᵀΣθ − cᵀθ + const (least squares: Σ = XᵀX/n,
-// c = Xᵀy/n): with D = Σ_T − Σ_V and e = c_T − c_V, it is ‖Dμ − e‖² + tr(D C Dᵀ) (SPEC A.7).
+// c = Xᵀy/n): with D = Σ_T − Σ_V and e = c_T − c_V, it is ‖Dμ − e‖² + tr(D C Dᵀ). It is the
+// squared (2,ν)-Fisher distance of Eq. 5b for the linear model of the Freedman experiment
+// (Section 4.1, Appendix C.1) at a Gaussian ν, without the Monte-Carlo noise of the 10
+// Langevin chains by which run_chains in freedman/freedman.py estimates it.
 // Matrices are dense row-major k×k.
 func LinearGaussianFisher(sigmaT, sigmaV []float64, cT, cV []float64, mu, cov []float64) (float64, error) {
 	k := len(mu)

@@ -96,13 +96,25 @@ func (n *Net) tensor(name string, shape []int, init Init) (*Param, error) {
 	}
 	n.names[name] = true
 	data := init(n.rng, shape)
-	v := n.dense(shape, data)
+	v := ownTensor(n.dt, data, shape)
 	node := G.NewTensor(n.g, n.dt, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(v))
 	return &Param{Name: name, Node: node, Value: v}, nil
 }
 
-func (n *Net) dense(shape []int, data []float64) *tensor.Dense {
-	if n.dt == tensor.Float32 {
+// NewTensor copies data into a tensor of the dtype and shape, the value to bind (G.Let,
+// graph.Program.Let) to an input node or to give a parameter: a float32 net needs its data
+// converted, and a copy keeps the caller's slice from aliasing the graph's value.
+func NewTensor(dt tensor.Dtype, data []float64, shape ...int) *tensor.Dense {
+	if dt == tensor.Float32 {
+		return ownTensor(dt, data, shape)
+	}
+	return ownTensor(dt, append([]float64(nil), data...), shape)
+}
+
+// ownTensor is NewTensor for data the net owns (a fresh initialization or mask), which a
+// float64 tensor then uses without a copy.
+func ownTensor(dt tensor.Dtype, data []float64, shape []int) *tensor.Dense {
+	if dt == tensor.Float32 {
 		f := make([]float32, len(data))
 		for i, e := range data {
 			f[i] = float32(e)
@@ -223,7 +235,7 @@ func (p *Pass) Update(prog *graph.Program) error {
 }
 
 func (p *Pass) addMask(n *Net, shape []int, keep float64) (*G.Node, error) {
-	v := n.dense(shape, make([]float64, tensor.Shape(shape).TotalSize()))
+	v := ownTensor(n.dt, make([]float64, tensor.Shape(shape).TotalSize()), shape)
 	name := n.unique("dropout.mask")
 	n.names[name] = true
 	node := G.NewTensor(n.g, n.dt, len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(v))

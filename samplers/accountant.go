@@ -20,7 +20,8 @@ import (
 //
 // The bound holds for any choice of fixed-size batches that does not look at the data
 // (shuffled or sequential), and is conservative for mini-batches since it ignores privacy
-// amplification by subsampling.
+// amplification by subsampling (SubsampledEpsilon in subsampled.go accounts for it, for
+// batches drawn at random at every step).
 type Accountant struct {
 	Eta   float64 // step size η
 	Beta  float64 // inverse temperature β

@@ -53,4 +53,10 @@
 // clipped per-example gradients; releasing every iterate θ_1, …, θ_T is covered, since
 // the composition is adaptive. Accountant.MaxEta inverts it into the step-size condition
 // η ≤ (√(log(1/δ)+ε) − √(log(1/δ)))²·b²/(T·β·n·L²) ≈ ε²b²/(4·T·β·n·L²·log(1/δ)).
+//
+// Random batches amplify privacy. Accountant.SubsampledRDP and SubsampledEpsilon bound it
+// for Poisson sampling by the Rényi DP of the sampled Gaussian mechanism (Mironov, Talwar &
+// Zhang 2019; SampledGaussianRDP), under add/remove-one adjacency, and for fresh fixed-size
+// batches by Theorem 9 of Wang, Balle & Kasiviswanathan (2019), under replace-one; see
+// subsampled.go for the conditions each needs.
 package samplers

@@ -136,7 +136,8 @@ type Adam struct {
 	Eps          float64
 	WeightDecay  float64 // L2 penalty added to the gradient (coupled), as in torch.optim.Adam
 
-	st state
+	st  state
+	bad int // NonFiniteAfterStep
 }
 
 // NewAdam returns Adam with learning rate lr and PyTorch's defaults β1 = 0.9, β2 = 0.999,
@@ -167,7 +168,7 @@ func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
 }
 
 func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value) error {
-	if err := finiteGrads[T](grads); err != nil {
+	if err := fastFiniteGrads[T](grads); err != nil {
 		return err
 	}
 	sl, err := get[T](&o.st, params, 2)
@@ -175,25 +176,25 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value) e
 		return err
 	}
 	t := float64(o.st.steps + 1)
-	stepSize := T(o.LR / (1 - math.Pow(o.Beta1, t)))
-	bc2 := T(math.Sqrt(1 - math.Pow(o.Beta2, t)))
-	b1c, b2, b2c := T(1-o.Beta1), T(o.Beta2), T(1-o.Beta2)
-	eps, wd := T(o.Eps), T(o.WeightDecay)
+	c := graph.AdamCoeffs[T]{
+		B1c: T(1 - o.Beta1), B2: T(o.Beta2), B2c: T(1 - o.Beta2),
+		Step: T(o.LR / (1 - math.Pow(o.Beta1, t))), Bc2: T(math.Sqrt(1 - math.Pow(o.Beta2, t))),
+		Eps: T(o.Eps), WD: T(o.WeightDecay),
+	}
+	o.bad = -1
 	err = each(params, grads, func(i int, p, g []T) {
-		m, v := sl[0][i], sl[1][i]
-		for j := range p {
-			gj := g[j]
-			if wd != 0 {
-				gj += wd * p[j]
-			}
-			m[j] += b1c * (gj - m[j])
-			v[j] = b2*v[j] + b2c*gj*gj
-			p[j] -= stepSize * (m[j] / (sqrt(v[j])/bc2 + eps))
+		// the vector kernel computes exactly the scalar update of the type's doc comment
+		if graph.AdamUpdate(p, g, sl[0][i], sl[1][i], c) && o.bad < 0 {
+			o.bad = i
 		}
 	})
 	o.st.steps++
 	return err
 }
+
+// NonFiniteAfterStep is the index of the first parameter the last Step left with a NaN or
+// infinite entry, or −1 (see Checked).
+func (o *Adam) NonFiniteAfterStep() int { return o.bad }
 
 // RMSprop is the RMSprop optimizer with PyTorch's torch.optim.RMSprop semantics, the outer
 // (hyperparameter) optimizer of Cherian et al. With g ← g + WeightDecay·θ,

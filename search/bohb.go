@@ -14,11 +14,11 @@ import (
 // fidelity, whose new configurations come from a multivariate kernel density model (TPE's
 // l(x)/g(x) with a joint KDE) fitted on the highest fidelity that has enough observations.
 //
-// The fidelity rungs are Eta^−s, …, Eta^−1, 1 with s = ⌊log_Eta(1/MinFidelity)⌋. With SPEC B.6's
-// min_budget 1 and max_budget 30 epochs (MinFidelity 1/30) and Eta 3 they are 1/27, 1/9, 1/3
-// and 1 — 30/27 ≈ 1.1, 3.3, 10 and 30 epochs, the budgets hpbandster uses — and one Hyperband
-// round is the brackets (27, 9, 3, 1 configs), (9, 3, 1), (6, 2) and (4) at rising starting
-// fidelities, 15 full-fidelity equivalents in all. An objective that trains round(30·fidelity)
+// The fidelity rungs are Eta^−s, …, Eta^−1, 1 with s = ⌊log_Eta(1/MinFidelity)⌋. With the AHSC
+// authors' min_budget 1 and max_budget 30 epochs (hpobench/bohb_hpo.py; MinFidelity 1/30) and
+// Eta 3 they are 1/27, 1/9, 1/3 and 1 — 30/27 ≈ 1.1, 3.3, 10 and 30 epochs, the budgets
+// hpbandster uses — and one Hyperband round is the brackets (27, 9, 3, 1 configs), (9, 3, 1),
+// (6, 2) and (4) at rising starting fidelities, 15 full-fidelity equivalents in all. An objective that trains round(30·fidelity)
 // epochs thus trains 1, 3, 10 or 30.
 //
 // Search's budget counts full-fidelity-equivalent evaluations: each evaluation costs its
@@ -32,7 +32,7 @@ import (
 // later brackets. In short, failed evaluations count against the budget, as in the papers'
 // code.
 //
-// The zero value is hpbandster's defaults with SPEC B.6's fidelity range.
+// The zero value is hpbandster's defaults with that fidelity range.
 type BOHB struct {
 	// Eta is successive halving's reduction factor; 0 means 3.
 	Eta float64

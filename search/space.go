@@ -113,8 +113,16 @@ func (c Config) Float(name string) float64 {
 	return c.Values[i]
 }
 
-// Int returns the named integer dimension's value.
-func (c Config) Int(name string) int { return int(math.Round(c.Float(name))) }
+// Int returns the named integer dimension's value. It panics, as Choice does, when the
+// dimension is not an integer one: rounding a Float dimension would quietly search a coarser
+// space than the one declared, and samplers model the two kinds differently.
+func (c Config) Int(name string) int {
+	i := c.Space.Index(name)
+	if i < 0 || c.Space[i].Kind != Int {
+		panic(fmt.Sprintf("search: no integer dimension %q (Float reads a float dimension)", name))
+	}
+	return int(math.Round(c.Values[i]))
+}
 
 // Choice returns the named categorical dimension's choice.
 func (c Config) Choice(name string) string {

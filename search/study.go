@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // State is how a trial ended.
@@ -46,10 +47,15 @@ type Method interface {
 }
 
 // Study records trials and asks its sampler for new ones: the ask/tell interface through which
-// any loop can drive a sampler.
+// any loop can drive a sampler. It is safe for concurrent use, so that parallel workers can
+// share one study: each Ask sees every trial told before it, and asks are serialized (a
+// sampler and its random stream are not safe for concurrent use). With several workers the
+// order of asks and tells, hence the proposals, depends on timing; one worker is
+// deterministic for a seed.
 type Study struct {
 	Space   Space
 	Sampler Sampler
+	mu      sync.Mutex
 	rng     *rand.Rand
 	trials  []Trial
 }
@@ -67,16 +73,24 @@ func NewStudy(space Space, sampler Sampler, seed uint64) (*Study, error) {
 
 // Ask starts a new full-fidelity trial at the sampler's next proposal.
 func (s *Study) Ask() (Trial, error) {
-	cfg, err := s.Sampler.Ask(s.rng, s.Space, s.Trials())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cfg, err := s.Sampler.Ask(s.rng, s.Space, append([]Trial(nil), s.trials...))
 	if err != nil {
 		return Trial{}, err
 	}
-	return s.Add(cfg, 1), nil
+	return s.add(cfg, 1), nil
 }
 
 // Add starts a trial at a configuration chosen elsewhere (a multi-fidelity schedule, a user's
 // own guess), at the given fidelity.
 func (s *Study) Add(cfg Config, fidelity float64) Trial {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.add(cfg, fidelity)
+}
+
+func (s *Study) add(cfg Config, fidelity float64) Trial {
 	t := Trial{ID: len(s.trials), Config: cfg, Fidelity: fidelity, State: Running}
 	s.trials = append(s.trials, t)
 	return t
@@ -85,6 +99,8 @@ func (s *Study) Add(cfg Config, fidelity float64) Trial {
 // Tell finishes trial id with its value, or as failed when err is non-nil or the value is not
 // finite.
 func (s *Study) Tell(id int, value float64, err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if id < 0 || id >= len(s.trials) || s.trials[id].State != Running {
 		return fmt.Errorf("search: trial %d is not running", id)
 	}
@@ -101,7 +117,11 @@ func (s *Study) Tell(id int, value float64, err error) error {
 }
 
 // Trials returns a copy of every trial so far.
-func (s *Study) Trials() []Trial { return append([]Trial(nil), s.trials...) }
+func (s *Study) Trials() []Trial {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Trial(nil), s.trials...)
+}
 
 // Best returns the complete full-fidelity (Fidelity ≥ 1) trial of least finite value; trials
 // at a lower fidelity are not comparable with it and are skipped, and so are failed trials

@@ -11,7 +11,8 @@ import (
 )
 
 // TPE is the Tree-structured Parzen Estimator of Bergstra et al. (2011) as Hyperopt's
-// tpe.suggest runs it, the "Hyperopt" baseline of the AHSC paper (SPEC B.6).
+// tpe.suggest runs it, the "Hyperopt" baseline of the AHSC paper (Yedida & Saha 2024,
+// Section 4; the authors' hpobench/hyperopt_hpo.py).
 //
 // After NStartup finished trials it splits them by loss into a good set (the Gamma(n) best)
 // and a bad set, fits one adaptive Parzen estimator per dimension to each set — l(x) to the

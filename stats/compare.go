@@ -13,8 +13,9 @@ type Group struct {
 	Values []float64
 }
 
-// CompareOptions configures Compare. The zero value reproduces the paper's
-// protocol (SPEC B.6, bbo_challenge experiment_analysis.run_stats): higher
+// CompareOptions configures Compare. The zero value reproduces the AHSC paper's
+// protocol (Section 4) as the authors' code runs it (run_stats in
+// bbo_challenge/experiment_analysis.py, yrahul3910/flatness-guided-hpo): higher
 // is better, groups ranked by mean, two-sided Mann–Whitney tests with
 // SciPy's default method, two-stage Benjamini–Hochberg over the full k×k
 // p-value matrix, alpha 0.05, no Kruskal–Wallis gate.
@@ -103,8 +104,8 @@ func Compare(groups []Group, opts CompareOptions) (*Comparison, error) {
 			return nil, err
 		}
 		c.Names[i] = g.Name
-		c.Means[i] = mean(g.Values)
-		c.Medians[i] = median(g.Values)
+		c.Means[i] = Mean(g.Values)
+		c.Medians[i] = Median(g.Values)
 		samples[i] = g.Values
 	}
 

@@ -1,9 +1,10 @@
 // Package stats implements the non-parametric tests and multiple-testing
-// corrections used by the experimental protocol (SPEC B.6): pairwise
-// Mann–Whitney U tests preceded by a Kruskal–Wallis test, with the p-values
-// adjusted by Benjamini–Hochberg or its two-stage variant, plus Spearman's
-// rank correlation and a helper, Compare, that runs the paper's comparison of
-// named groups of results.
+// corrections of the AHSC paper's protocol (Yedida & Saha, Section 4;
+// run_stats in bbo_challenge/experiment_analysis.py of the authors' code,
+// yrahul3910/flatness-guided-hpo): pairwise Mann–Whitney U tests preceded by
+// a Kruskal–Wallis test, with the p-values adjusted by Benjamini–Hochberg or
+// its two-stage variant, plus Spearman's rank correlation and a helper,
+// Compare, that runs the paper's comparison of named groups of results.
 //
 // The functions follow SciPy (scipy.stats.mannwhitneyu, kruskal, spearmanr)
 // and statsmodels (multipletests with fdr_bh, fdr_tsbh and fdr_tsbky)

@@ -69,24 +69,3 @@ func checkSample(name string, v []float64) error {
 	}
 	return nil
 }
-
-// mean returns the arithmetic mean of v (len(v) > 0).
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-// median returns the median of v (len(v) > 0), averaging the two middle
-// values for even lengths, as numpy.median.
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}

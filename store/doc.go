@@ -10,11 +10,15 @@
 // number. Lease times are read from the database's clock, never the caller's, so workers whose
 // clocks disagree still agree on who holds a cell.
 //
-// Open takes "postgres://..." (or "postgresql://...") for PostgreSQL, through pgx's database/sql
-// driver, and "sqlite://PATH", "file:PATH" or a plain PATH for an embedded SQLite file (pure Go,
+// Open takes "postgres://..." (or "postgresql://...") or a libpq key=value string ("host=… user=…
+// password=… dbname=…") for PostgreSQL, through pgx's database/sql driver, and "sqlite://PATH",
+// "file:PATH" (a URI: the path percent-decoded) or a plain PATH for an embedded SQLite file (pure Go,
 // modernc.org/sqlite) in WAL mode with immediate write transactions and a long busy timeout, so
 // that several processes on one machine can share it. Both use the same SQL; the schema is
-// created on first Open and versioned in the table schema_version.
+// created on first Open and versioned in the table schema_version. Passwords never appear in
+// what the package prints or returns: Store.DSN and every error mask them (MaskDSN). SQLiteDSN
+// turns any file path, one with a "?" in a directory name included, into a DSN that opens
+// exactly that file.
 //
 // Times are stored as seconds since the Unix epoch (double precision), uint64 seeds as decimal
 // text, and JSON documents as text, so they round-trip byte for byte. Metrics are stored as a

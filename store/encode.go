@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/hyperflat/hyperflat/internal/nanjson"
 )
 
 // jsonArg is a JSON document as a query argument: text, or NULL for nil.
@@ -36,20 +38,7 @@ func encodeMetrics(m map[string]float64) (any, error) {
 	if m == nil {
 		return nil, nil
 	}
-	enc := make(map[string]any, len(m))
-	for k, v := range m {
-		switch {
-		case math.IsNaN(v):
-			enc[k] = "NaN"
-		case math.IsInf(v, 1):
-			enc[k] = "+Inf"
-		case math.IsInf(v, -1):
-			enc[k] = "-Inf"
-		default:
-			enc[k] = v
-		}
-	}
-	b, err := json.Marshal(enc)
+	b, err := json.Marshal(nanjson.Map(m))
 	if err != nil {
 		return nil, err
 	}
@@ -61,29 +50,9 @@ func decodeMetrics(b []byte) (map[string]float64, error) {
 	if b == nil {
 		return nil, nil
 	}
-	var raw map[string]any
+	var raw map[string]nanjson.Float
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	m := make(map[string]float64, len(raw))
-	for k, v := range raw {
-		switch v := v.(type) {
-		case float64:
-			m[k] = v
-		case string:
-			switch v {
-			case "NaN":
-				m[k] = math.NaN()
-			case "+Inf", "Inf":
-				m[k] = math.Inf(1)
-			case "-Inf":
-				m[k] = math.Inf(-1)
-			default:
-				return nil, fmt.Errorf("metrics: %s is %q, not a number", k, v)
-			}
-		default:
-			return nil, fmt.Errorf("metrics: %s is %v, not a number", k, v)
-		}
-	}
-	return m, nil
+	return nanjson.Unmap(raw), nil
 }

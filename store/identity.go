@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // FindOrCreateRun returns the latest run with spec's identity, creating it when there is
@@ -38,13 +37,12 @@ func (s *Store) lockIdentity(ctx context.Context, identity string) (func(), erro
 			conn.Close()
 		}, nil
 	}
-	name, memory, err := sqliteName(s.dsn)
+	_, path, memory, err := sqliteName(s.dsn)
 	if err != nil {
 		return nil, err
 	}
 	if memory {
 		return func() {}, nil // one process: CreateRun's own lock suffices
 	}
-	path, _, _ := strings.Cut(name, "?")
 	return lockFile(path + ".lock")
 }

@@ -5,10 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -67,23 +63,28 @@ var (
 // Open opens the store at dsn, creating the schema if needed:
 //
 //   - "postgres://..." or "postgresql://..." opens PostgreSQL (any parameter pgx accepts, such as
-//     sslmode or search_path, may follow);
+//     sslmode or search_path, may follow), and so does a libpq key=value string
+//     ("host=db user=hf password=… dbname=results sslmode=disable");
 //   - "sqlite://PATH", "file:PATH" or a plain filesystem PATH opens (creating it and its parent
 //     directories) an SQLite file in WAL mode, with a 30 s busy timeout and BEGIN IMMEDIATE
 //     transactions so that several processes can share it. Query parameters after PATH are passed
-//     to modernc.org/sqlite.
+//     to modernc.org/sqlite. The PATH of a file: URI is percent-decoded, so a file whose path
+//     holds a "?" is "file:" and the path with %3F ([SQLiteDSN] builds it); a plain PATH that
+//     starts like key=value ("host=x") must be written sqlite://PATH.
+//
+// Passwords are never shown: [Store.DSN] and Open's errors mask them ([MaskDSN]).
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{dsn: dsn}
 	var err error
 	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	case IsPostgres(dsn):
 		s.d = postgresDialect
 		s.db, err = sql.Open("pgx", dsn)
 	default:
 		s.d = sqliteDialect
 		var name string
 		var memory bool
-		name, memory, err = sqliteName(dsn)
+		name, _, memory, err = sqliteName(dsn)
 		if err == nil {
 			s.db, err = sql.Open("sqlite", name)
 		}
@@ -102,45 +103,6 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// sqliteName turns an SQLite DSN into the driver's name: the file path with this package's
-// connection parameters followed by the caller's. It creates the file's parent directories.
-func sqliteName(dsn string) (name string, memory bool, err error) {
-	path := dsn
-	switch {
-	case strings.HasPrefix(path, "sqlite://"):
-		path = strings.TrimPrefix(path, "sqlite://")
-	case strings.HasPrefix(path, "file://"):
-		path = strings.TrimPrefix(path, "file://")
-	case strings.HasPrefix(path, "file:"):
-		path = strings.TrimPrefix(path, "file:")
-	}
-	query := ""
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path, query = path[:i], path[i+1:]
-	}
-	if path == "" {
-		return "", false, errors.New("no SQLite file path")
-	}
-	memory = path == ":memory:"
-	if !memory {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", false, err
-		}
-	}
-	params := url.Values{}
-	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
-	params.Add("_pragma", "journal_mode(WAL)")
-	params.Add("_pragma", "synchronous(NORMAL)")
-	params.Add("_pragma", "foreign_keys(1)")
-	params.Set("_txlock", "immediate")
-	name = path + "?" + params.Encode()
-	if query != "" {
-		// The driver takes the first value of a single-valued key, so ours come first.
-		name += "&" + query
-	}
-	return name, memory, nil
-}
-
 // Close closes the store's database connections.
 func (s *Store) Close() error { return s.db.Close() }
 
@@ -149,24 +111,6 @@ func (s *Store) Kind() string { return s.d.kind }
 
 // DSN is the data source name Open was given, with any password masked, for messages.
 func (s *Store) DSN() string { return maskDSN(s.dsn) }
-
-func maskDSN(dsn string) string {
-	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return dsn
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		// Do not echo what might hold a password.
-		scheme, _, _ := strings.Cut(dsn, "://")
-		return scheme + "://(unparsable)"
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
-}
 
 // schema is the version 1 schema. Times are seconds since the Unix epoch by the database clock.
 func (d dialect) schema() []string {

@@ -102,6 +102,10 @@ type program struct {
 	loss   *G.Node
 	grads  []*G.Node
 	pass   *layers.Pass
+	// the gradients' values and the parameters' tensors handed to the optimizer, kept
+	// across steps so that a step allocates nothing for them
+	gradVals  []G.Value
+	paramVals []*tensor.Dense
 }
 
 // NewTrainer prepares training of m with the given risk (losses.Multiclass when empty) and
@@ -296,33 +300,68 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return res, fmt.Errorf("%w: the training loss is %v", ErrDiverged, loss)
 	}
-	logits, err := p.prog.Float64s(p.logits)
+	lv, err := p.prog.Value(p.logits)
 	if err != nil {
 		return res, err
 	}
 	k := p.yv.Shape()[1]
-	for r, pred := range (losses.Scores{Values: logits, N: len(idx), K: k}).Predict(0) {
-		if pred == ds.Y[idx[r]] {
-			res.Correct++
+	switch d := lv.Data().(type) {
+	case []float32:
+		res.Correct = countCorrect(d, k, ds.Y, idx)
+	case []float64:
+		res.Correct = countCorrect(d, k, ds.Y, idx)
+	default:
+		return res, fmt.Errorf("train: logits of type %T", d)
+	}
+	if p.gradVals == nil {
+		p.gradVals = make([]G.Value, len(p.grads))
+		p.paramVals = make([]*tensor.Dense, len(tr.params))
+		for i, q := range tr.params {
+			p.paramVals[i] = q.Value
 		}
 	}
-	grads := make([]G.Value, len(p.grads))
+	grads, values := p.gradVals, p.paramVals
 	for i, g := range p.grads {
 		if grads[i], err = p.prog.Value(g); err != nil {
 			return res, err
 		}
-		if j, v := firstNonFinite(grads[i]); j >= 0 {
-			return res, fmt.Errorf("%w: the gradient of %s is %v (flat index %d)", ErrDiverged, tr.params[i].Name, v, j)
+	}
+	// Every Optimizer refuses a non-finite gradient before it changes anything; the ones of
+	// package samplers that also check what they write (Checked) are trusted with the scan,
+	// which is then repeated only to name the entry when Step fails. Other optimizers' inputs
+	// are scanned here first.
+	_, checked := opt.(samplers.Checked)
+	nonFiniteGrad := func() error {
+		for i, g := range grads {
+			if j, v := firstNonFinite(g); j >= 0 {
+				return fmt.Errorf("%w: the gradient of %s is %v (flat index %d)", ErrDiverged, tr.params[i].Name, v, j)
+			}
+		}
+		return nil
+	}
+	if !checked {
+		if err := nonFiniteGrad(); err != nil {
+			return res, err
 		}
 	}
-	values := make([]*tensor.Dense, len(tr.params))
-	for i, q := range tr.params {
-		values[i] = q.Value
-	}
 	if err := opt.Step(values, grads); err != nil {
+		if checked {
+			if gerr := nonFiniteGrad(); gerr != nil {
+				return res, gerr
+			}
+		}
 		return res, fmt.Errorf("train: optimizer step: %w", err)
 	}
-	for _, q := range tr.params {
+	// An optimizer that checked the values it wrote says which parameter to look at; the
+	// others' parameters are all scanned.
+	check := tr.params
+	if c, ok := opt.(samplers.Checked); ok {
+		check = nil
+		if i := c.NonFiniteAfterStep(); i >= 0 && i < len(tr.params) {
+			check = tr.params[i : i+1]
+		}
+	}
+	for _, q := range check {
 		if j, v := firstNonFinite(q.Value); j >= 0 {
 			return res, fmt.Errorf("%w: parameter %s is %v (flat index %d) after the optimizer step", ErrDiverged, q.Name, v, j)
 		}
@@ -338,8 +377,44 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	return res, nil
 }
 
+// countCorrect is how many rows of logits (one per idx, k columns) predict y[idx[r]], with
+// losses.Scores.Predict's rule (argmax, the first of equal maxima; logit > 0 for one column)
+// read in place rather than through a float64 copy of the logits every step.
+func countCorrect[T graph.Float](logits []T, k int, y, idx []int) int {
+	n := 0
+	for r, i := range idx {
+		row := logits[r*k : (r+1)*k]
+		pred := 0
+		if k == 1 {
+			if row[0] > 0 {
+				pred = 1
+			}
+		} else {
+			for j, v := range row {
+				if v > row[pred] {
+					pred = j
+				}
+			}
+		}
+		if pred == y[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// TrainProgram is the compiled training program for batches of b examples, or nil before the
+// first Step at that size; its Profile and OpTimes time a step op by op.
+func (tr *Trainer) TrainProgram(b int) *graph.Program {
+	if p, ok := tr.train[b]; ok {
+		return p.prog
+	}
+	return nil
+}
+
 // firstNonFinite returns the flat index and value of v's first NaN or infinite entry, or −1.
-// Values that are neither float32 nor float64 tensors or scalars are not inspected.
+// Values that are neither float32 nor float64 tensors or scalars are not inspected. Tensors
+// go through graph's vector scan (this runs over every gradient of every step).
 func firstNonFinite(v G.Value) (int, float64) {
 	var data any
 	switch t := v.(type) {
@@ -350,16 +425,12 @@ func firstNonFinite(v G.Value) (int, float64) {
 	}
 	switch d := data.(type) {
 	case []float64:
-		for j, x := range d {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return j, x
-			}
+		if j := graph.FirstNonFinite(d); j >= 0 {
+			return j, d[j]
 		}
 	case []float32:
-		for j, x := range d {
-			if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
-				return j, f
-			}
+		if j := graph.FirstNonFinite(d); j >= 0 {
+			return j, float64(d[j])
 		}
 	case float64:
 		if math.IsNaN(d) || math.IsInf(d, 0) {

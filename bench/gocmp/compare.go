@@ -5,12 +5,25 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/stats"
+)
+
+// paperWorkloads are the papers' shapes (paper.go), compared with PyTorch under the tuned
+// malloc only; paperChecks are those whose loss and gradient norm are checked against it.
+var (
+	paperWorkloads = []string{"resnet18_train_f32", "resnet18_wd_inner_f32", "resnet18_hvp_f32", "resnet34_train_f32",
+		"resnet18_cifar_train_f32", "ahsc_convnet_train_f32", "openml_mlp_train_f32", "openml_mlp_train_f64"}
+	paperChecks = []string{"resnet18_train_f32", "resnet18_train_f64", "resnet34_train_f32", "resnet18_cifar_train_f32",
+		"ahsc_convnet_train_f32", "openml_mlp_train_f32", "openml_mlp_train_f64"}
+	// refWeights is the weights file the reference side loads for a workload.
+	refWeights = map[string]string{}
 )
 
 const tunables = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
@@ -22,6 +35,9 @@ type comparison struct {
 	sides []string // side names; the first is the numerator of the ratio, the second its reference
 	ms    [][]float64
 	k     []int
+	// reps and minSteps, when set, bound the repetitions and the steps per repetition of a
+	// slow workload (the papers' ResNets under --quick)
+	reps, minSteps int
 }
 
 type result struct {
@@ -33,7 +49,7 @@ type result struct {
 	note       string
 }
 
-func compare(quick bool, reps int, python, ref, purego string) error {
+func compare(quick bool, reps int, python, ref, purego, only string) error {
 	start := time.Now()
 	if reps <= 0 {
 		reps = 9
@@ -81,7 +97,56 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 		fmt.Printf("# pure-Go build: %s\n", strings.Join(pi, " "))
 	}
 
+	// the papers' workloads: both sides start from the weights the library builders draw
+	wdir, err := os.MkdirTemp("", "gocmp-weights")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(wdir)
+	for _, n := range append(slices.Clone(paperWorkloads), paperChecks...) {
+		if refWeights[n], err = weightsFile(wdir, n); err != nil {
+			return fmt.Errorf("%s: weights: %w", n, err)
+		}
+	}
+	var res []result
+	// not timed: the same loss and gradient norm on the same weights and data
+	for _, n := range paperChecks {
+		if only != "" && !strings.Contains(","+only+",", ","+n+",") {
+			continue
+		}
+		l, g, err := paperCheck(n)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", n, err)
+		}
+		f, err := sides["torch_tuned"].(*server).call("CHECK " + n + " " + refWeights[n])
+		if err != nil {
+			return err
+		}
+		ref, err := floats(f)
+		if err != nil || len(ref) != 2 {
+			return fmt.Errorf("check %s: bad answer %v", n, f)
+		}
+		d := math.Max(math.Abs(l-ref[0])/math.Abs(ref[0]), math.Abs(g-ref[1])/math.Abs(ref[1]))
+		// Float32 gradients through ResNet's batch-norms differ from the float64 ones by up to
+		// 1e-3 relative on either side (PyTorch's more than ours on resnet18: 47.248 and
+		// 47.296 against 47.3069), so the float64 checks are the sharp ones.
+		tol := 3e-3
+		if strings.HasSuffix(n, "_f64") {
+			tol = 1e-7
+		}
+		fmt.Printf("# check %s: loss %.8g (torch %.8g), gradient norm %.8g (torch %.8g)\n", n, l, ref[0], g, ref[1])
+		res = append(res, result{kind: "FIGURE", name: "check_" + n + ".rel_diff", value: d, unit: "rel", target: fmt.Sprintf("≤ %g", tol), met: d <= tol,
+			note: fmt.Sprintf("loss %.6g vs %.6g, ‖∇‖ %.6g vs %.6g", l, ref[0], g, ref[1])})
+	}
+
 	var comps []*comparison
+	for _, n := range paperWorkloads {
+		c := &comparison{key: n, names: []string{n, n}, sides: []string{"hyperflat", "torch_tuned"}}
+		if quick && strings.HasPrefix(n, "resnet") {
+			c.reps, c.minSteps = min(reps, 3), 2
+		}
+		comps = append(comps, c)
+	}
 	for _, n := range []string{"mlp_train_f32", "mlp_hvp_f32", "cnn_train_f32", "cnn_hvp_f32"} {
 		c := &comparison{key: n, sides: []string{"hyperflat", "torch_tuned", "torch_default"}}
 		if purego != "" {
@@ -96,6 +161,13 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 		&comparison{key: "hypergrad_step_over_train_step", names: []string{"hg_step", "hg_plain"}, sides: []string{"hyperflat", "hyperflat"}},
 		&comparison{key: "tpe_suggest", names: []string{"tpe_suggest", "tpe_suggest"}, sides: []string{"hyperflat", "optuna"}})
 
+	if only != "" { // a subset, for quick looks; the AHSC and peak figures need the full run
+		keep := map[string]bool{}
+		for _, k := range strings.Split(only, ",") {
+			keep[k] = true
+		}
+		comps = slices.DeleteFunc(comps, func(c *comparison) bool { return !keep[c.key] })
+	}
 	// warm up every side and size its runs
 	for _, c := range comps {
 		c.ms = make([][]float64, len(c.sides))
@@ -105,7 +177,11 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", c.names[i], s, err)
 			}
-			c.k[i] = int(math.Max(3, math.Min(2000, math.Round(target*1e3/math.Max(w, 1e-3)))))
+			least := 3.0
+			if c.minSteps > 0 {
+				least = float64(c.minSteps)
+			}
+			c.k[i] = int(math.Max(least, math.Min(2000, math.Round(target*1e3/math.Max(w, 1e-3)))))
 			if s == "purego" {
 				c.k[i] = max(3, c.k[i]/3)
 			}
@@ -114,21 +190,26 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 	// interleaved repetitions: every comparison's sides one after another, the order rotating
 	for r := 0; r < reps; r++ {
 		for _, c := range comps {
+			if c.reps > 0 && r >= c.reps {
+				continue
+			}
 			for j := range c.sides {
 				i := (j + r) % len(c.sides)
 				ts, err := sides[c.sides[i]].run(c.names[i], c.k[i])
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", c.names[i], c.sides[i], err)
 				}
-				c.ms[i] = append(c.ms[i], median(ts))
+				c.ms[i] = append(c.ms[i], stats.Median(ts))
 			}
 		}
 		fmt.Fprintf(os.Stderr, "gocmp: repetition %d/%d done (%.0f s)\n", r+1, reps, time.Since(start).Seconds())
 	}
 
-	var res []result
-	med := func(c *comparison, i int) float64 { return median(c.ms[i]) }
+	med := func(c *comparison, i int) float64 { return stats.Median(c.ms[i]) }
 	targets := map[string]float64{"mlp_train_f32": 1, "mlp_hvp_f32": 1, "cnn_train_f32": 1.5, "cnn_hvp_f32": 1.5, "hypergrad_step_over_train_step": 3, "tpe_suggest": 1}
+	for _, n := range paperWorkloads {
+		targets[n] = 1 // issue 13
+	}
 	hf := sides["hyperflat"].(*local)
 	for _, c := range comps {
 		r := med(c, 0) / med(c, 1)
@@ -150,7 +231,7 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 				name = c.key + "." + c.names[i]
 			}
 			res = append(res, result{kind: "FIGURE", name: name, value: med(c, i), unit: "ms",
-				note: fmt.Sprintf("median of %d repetitions × %d steps", reps, c.k[i])})
+				note: fmt.Sprintf("median of %d repetitions × %d steps", len(c.ms[i]), c.k[i])})
 		}
 		if len(c.sides) > 2 && c.sides[2] == "torch_default" {
 			res = append(res, result{kind: "FIGURE", name: c.key + ".ratio_vs_torch_default", value: med(c, 0) / med(c, 2), unit: "ratio"})
@@ -160,6 +241,10 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 		}
 	}
 
+	if only != "" {
+		printResults(res, comps, med, purego, start)
+		return nil
+	}
 	// AHSC: μ per batch, screening speed-up
 	n1, width, screenReps := 50, 10, 3
 	if quick {
@@ -187,13 +272,13 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 			}
 		}
 	}
-	sp := median(t1) / median(t2)
+	sp := stats.Median(t1) / stats.Median(t2)
 	res = append(res, result{kind: "FIGURE", name: "screen_speedup_2_workers", value: sp, unit: "x", target: "≥ 1.8", met: sp >= 1.8,
 		note: fmt.Sprintf("AHSC screening of %d configurations (widths ≤ 2^%d): %.2f s on 1 worker (%.2f cores busy), %.2f s on 2 (%.2f cores busy)",
-			n1, width, median(t1), median(c1)/median(t1), median(t2), median(c2)/median(t2))},
-		result{kind: "FIGURE", name: "screen_1_worker_cores", value: median(c1) / median(t1), unit: "cores",
+			n1, width, stats.Median(t1), stats.Median(c1)/stats.Median(t1), stats.Median(t2), stats.Median(c2)/stats.Median(t2))},
+		result{kind: "FIGURE", name: "screen_1_worker_cores", value: stats.Median(c1) / stats.Median(t1), unit: "cores",
 			note: "CPU time over wall time of one screening worker: its products and kernels already use the second core"},
-		result{kind: "FIGURE", name: "screen_configs_per_s_2_workers", value: float64(n1) / median(t2), unit: "configs/s"})
+		result{kind: "FIGURE", name: "screen_configs_per_s_2_workers", value: float64(n1) / stats.Median(t2), unit: "configs/s"})
 
 	// peak
 	peak := peakGFLOPs()
@@ -211,6 +296,11 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 		result{kind: "FIGURE", name: "fma_peak_f32", value: peak, unit: "GFLOP/s", note: fmt.Sprintf("FMA loop on %d cores", runtime.GOMAXPROCS(0))},
 		result{kind: "FIGURE", name: "mlp_train_f32.hyperflat_gflops", value: achieved, unit: "GFLOP/s"})
 
+	printResults(res, comps, med, purego, start)
+	return nil
+}
+
+func printResults(res []result, comps []*comparison, med func(*comparison, int) float64, purego string, start time.Time) {
 	for _, r := range res {
 		if r.kind == "RATIO" {
 			fmt.Printf("RATIO %s %.4f\n", r.name, r.value)
@@ -242,7 +332,10 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 		hdr += "hyperflat pure-Go\t"
 	}
 	fmt.Fprintln(tw, hdr)
-	for _, c := range comps[:4] {
+	for _, c := range comps {
+		if len(c.sides) < 3 || c.sides[2] != "torch_default" {
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t", c.key)
 		for i := range c.sides {
 			fmt.Fprintf(tw, "%.3f\t", med(c, i))
@@ -250,7 +343,6 @@ func compare(quick bool, reps int, python, ref, purego string) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	return nil
 }
 
 // cpuSeconds is this process's user and system CPU time.

@@ -2,8 +2,11 @@ package main
 
 import (
 	"os"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hyperflat/hyperflat/stats"
 )
 
 func TestWorkloadsRun(t *testing.T) {
@@ -112,10 +115,10 @@ func TestHGRatio(t *testing.T) {
 	for r := 0; r < 30; r++ {
 		x, _ := l.run("hg_plain", 15)
 		y, _ := l.run("hg_step", 5)
-		a = append(a, median(x))
-		b = append(b, median(y))
+		a = append(a, stats.Median(x))
+		b = append(b, stats.Median(y))
 	}
-	t.Logf("plain %.3f ms, step %.3f ms, ratio %.3f", median(a), median(b), median(b)/median(a))
+	t.Logf("plain %.3f ms, step %.3f ms, ratio %.3f", stats.Median(a), stats.Median(b), stats.Median(b)/stats.Median(a))
 }
 
 func TestPeakScaling(t *testing.T) {
@@ -123,4 +126,39 @@ func TestPeakScaling(t *testing.T) {
 		t.Skip("set PEAK=1")
 	}
 	t.Logf("peak on GOMAXPROCS goroutines: %.1f GFLOP/s", peakGFLOPs())
+}
+
+func BenchmarkPaper(b *testing.B) {
+	for _, n := range []string{"resnet18_train_f32", "resnet34_train_f32", "resnet18_cifar_train_f32", "ahsc_convnet_train_f32", "openml_mlp_train_f32", "openml_mlp_train_f64"} {
+		b.Run(n, func(b *testing.B) { benchWorkload(b, n) })
+	}
+}
+
+// TestPaperChecksAgainstTorch compares the papers' workloads' loss and gradient norm with
+// bench/ref.py's (REF_CHECK=1; needs /usr/bin/python3 with python3-torch).
+func TestPaperChecksAgainstTorch(t *testing.T) {
+	if os.Getenv("REF_CHECK") == "" {
+		t.Skip("set REF_CHECK=1")
+	}
+	ref, err := startServer("torch", nil, "/usr/bin/python3", "../ref.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.close()
+	dir := t.TempDir()
+	for _, n := range append(paperChecks, strings.Fields(os.Getenv("REF_CHECK_MORE"))...) {
+		w, err := weightsFile(dir, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, g, err := paperCheck(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ref.call("CHECK " + n + " " + w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: loss %.8g vs %s, gradient norm %.8g vs %s", n, l, f[0], g, f[1])
+	}
 }

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,7 +138,11 @@ func floats(f []string) ([]float64, error) {
 }
 
 func (s *server) warm(name string) (float64, error) {
-	f, err := s.call("WARM " + name)
+	line := "WARM " + name
+	if w := refWeights[name]; w != "" {
+		line += " " + w
+	}
+	f, err := s.call(line)
 	if err != nil {
 		return 0, err
 	}
@@ -217,19 +220,6 @@ func serve() {
 	}
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -275,8 +265,9 @@ func main() {
 	python := flag.String("python", "/usr/bin/python3", "interpreter with python3-torch and python3-optuna")
 	ref := flag.String("ref", "bench/ref.py", "the reference server script")
 	purego := flag.String("purego", "", "a pure-Go (no openblas tag) build of this program, also benchmarked")
+	only := flag.String("only", "", "comma-separated results to measure (skips the AHSC and peak figures)")
 	flag.Parse()
-	if err := compare(*quick, *reps, *python, *ref, *purego); err != nil {
+	if err := compare(*quick, *reps, *python, *ref, *purego, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "gocmp:", err)
 		os.Exit(1)
 	}

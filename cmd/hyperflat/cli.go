@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"regexp"
@@ -15,11 +16,14 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/graph"
-	"github.com/olekukonko/tablewriter"
+	"github.com/hyperflat/hyperflat/internal/textable"
+	"github.com/hyperflat/hyperflat/store"
 	"github.com/spf13/pflag"
 )
 
@@ -45,7 +49,9 @@ func commands() []command {
 		{"worker", "compute cells of runs in a shared store (PostgreSQL or SQLite)", runWorker},
 		{"runs", "list the runs in a store with their status", runRuns},
 		{"report", "print a stored run's tables and draw its figures, without recomputing", runReport},
+		{"serve", "a read-only web dashboard of a store's runs, live while workers fill it", runServe},
 		{"trial", "train and score one configuration of the ahsc objective (a Katib trial)", runTrial},
+		{"data", "list the registry's datasets and their state; data fetch NAME|all downloads them", runData},
 	}
 }
 
@@ -124,33 +130,43 @@ func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout, stderr io.
 	return exitOK, true
 }
 
-// table writes rows under header as a terminal table, CSV or JSON (an array of objects keyed
-// by the header).
-func table(w io.Writer, format string, header []string, rows [][]string) error {
-	switch format {
-	case "table":
-		t := tablewriter.NewWriter(w)
-		t.Header(header)
-		for _, r := range rows {
-			if err := t.Append(r); err != nil {
-				return err
+// table writes rows under header as a terminal table (fitting textable.Width), CSV or JSON
+// (an array of objects keyed by the header in snake case). Cells are strings or numbers, and
+// stay numbers in JSON; a cell's text is its fmt.Sprint, so a type with a String method
+// chooses how it reads and still encodes as its JSON value.
+func table(w io.Writer, format string, header []string, rows [][]any) error {
+	text := func(r []any) []string {
+		out := make([]string, len(r))
+		for i, c := range r {
+			if c != nil {
+				out[i] = fmt.Sprint(c)
 			}
 		}
-		return t.Render()
+		return out
+	}
+	switch format {
+	case "table":
+		lines := make([][]string, len(rows))
+		for i, r := range rows {
+			lines[i] = text(r)
+		}
+		return textable.Render(w, header, lines, textable.Width)
 	case "csv":
 		c := csv.NewWriter(w)
 		if err := c.Write(header); err != nil {
 			return err
 		}
-		if err := c.WriteAll(rows); err != nil {
-			return err
+		for _, r := range rows {
+			if err := c.Write(text(r)); err != nil {
+				return err
+			}
 		}
 		c.Flush()
 		return c.Error()
 	case "json":
-		objs := make([]map[string]string, len(rows))
+		objs := make([]map[string]any, len(rows))
 		for i, r := range rows {
-			objs[i] = make(map[string]string, len(header))
+			objs[i] = make(map[string]any, len(header))
 			for j, h := range header {
 				objs[i][strings.ToLower(strings.ReplaceAll(h, " ", "_"))] = r[j]
 			}
@@ -160,6 +176,20 @@ func table(w io.Writer, format string, header []string, rows [][]string) error {
 		return enc.Encode(objs)
 	}
 	return fmt.Errorf("unknown format %q", format)
+}
+
+// sci is a number printed in scientific notation with three digits (a relative error), and
+// a plain number in JSON: null when it is not finite (a check whose derivative is NaN), as
+// JSON has no NaN.
+type sci float64
+
+func (x sci) String() string { return fmt.Sprintf("%.2e", float64(x)) }
+
+func (x sci) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(float64(x), 'g', -1, 64)), nil
 }
 
 func validFormat(f string) error {
@@ -198,23 +228,33 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("list")
 	format := fs.String("format", "table", "output format: table, csv or json")
-	if code, ok := parse(fs, "list [--format table|csv|json]", args, stdout, stderr); !ok {
+	verbose := fs.BoolP("verbose", "v", false, "one row per experiment flag, with its defaults in each preset")
+	if code, ok := parse(fs, "list [--verbose] [--format table|csv|json]", args, stdout, stderr); !ok {
 		return code
 	}
 	if err := validFormat(*format); err != nil {
 		fmt.Fprintf(stderr, "hyperflat list: %v\n", err)
 		return exitUsage
 	}
-	all := experiments.All()
-	rows := make([][]string, len(all))
-	for i, e := range all {
-		var fl []string
-		for _, p := range e.Params {
-			fl = append(fl, "--"+p.Name)
+	var rows [][]any
+	for _, e := range all.Experiments() {
+		if *verbose {
+			for _, f := range e.Fields() {
+				rows = append(rows, []any{e.Name, "--" + f.Name, f.Defaults(), f.Usage})
+			}
+			continue
 		}
-		rows[i] = []string{e.Name, string(e.Paper), strings.Join(fl, " "), e.Description}
+		var fl []string
+		for _, f := range e.Fields() {
+			fl = append(fl, "--"+f.Name)
+		}
+		rows = append(rows, []any{e.Name, string(e.Paper), strings.Join(fl, " "), e.Description})
 	}
-	if err := table(stdout, *format, []string{"Name", "Paper", "Flags", "Description"}, rows); err != nil {
+	header := []string{"Name", "Paper", "Flags", "Description"}
+	if *verbose {
+		header = []string{"Experiment", "Flag", "Default", "Meaning"}
+	}
+	if err := table(stdout, *format, header, rows); err != nil {
 		fmt.Fprintf(stderr, "hyperflat list: %v\n", err)
 		return exitFailure
 	}
@@ -264,14 +304,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	failed := 0
-	rows := make([][]string, len(results))
+	rows := make([][]any, len(results))
 	for i, r := range results {
 		verdict := "pass"
 		if !r.Passed() {
 			verdict = "FAIL"
 			failed++
 		}
-		rows[i] = []string{r.Name, fmt.Sprintf("%.2e", r.First.MaxRelErr), fmt.Sprintf("%.2e", r.Second.MaxRelErr), verdict}
+		rows[i] = []any{r.Name, sci(r.First.MaxRelErr), sci(r.Second.MaxRelErr), verdict}
 	}
 	if err := table(stdout, *format, []string{"Op", "1st order max rel err", "2nd order max rel err", "Result"}, rows); err != nil {
 		fmt.Fprintf(stderr, "hyperflat check: %v\n", err)
@@ -292,165 +332,255 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	synopsis := "run NAME [--preset quick|paper] [--seed N] [--repeats N] [--workers N] [--data-dir DIR] [--out DIR] " +
-		"[--store DSN] [--resume] [--shard I/N] [--submit] [--format table|csv|json] [--quiet] [experiment flags]"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintf(stdout, "Usage: hyperflat %s\n\nExperiments:\n", synopsis)
-			for _, e := range experiments.All() {
-				fmt.Fprintf(stdout, "  %-12s %s\n", e.Name, e.Description)
-			}
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "hyperflat run: name an experiment (hyperflat list shows them)\n\nUsage: hyperflat %s\n", synopsis)
-		return exitUsage
+// runFlags are the flags every experiment's run command takes.
+type runFlags struct {
+	preset, dataDir, out, shard, maxMem, format *string
+	seed                                        *uint64
+	workers                                     *int
+	resume, submit, quiet, verbose              *bool
+	trialTimeout                                *time.Duration
+	store                                       storeFlags
+	own                                         map[string]bool // the experiment's config flags
+}
+
+const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] " +
+	"[--store DSN] [--resume] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
+
+func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
+	f := runFlags{
+		preset:  fs.String("preset", experiments.Quick, "quick (minutes on 2 cores) or paper (the published protocol): the experiment flags' defaults"),
+		seed:    fs.Uint64("seed", 1, "root seed of every random stream"),
+		workers: fs.Int("workers", 1, "parallel workers (results do not depend on it)"),
+		dataDir: fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)"),
+		out:     fs.String("out", "", "directory for CSV, JSON and PNG artifacts, and the default store OUT/hyperflat.db"),
 	}
-	exp, err := experiments.Lookup(args[0])
+	f.store = addStoreFlags(fs, true)
+	f.resume = fs.Bool("resume", false, "continue the latest stored run with the same options: finished cells are kept, failed ones retried")
+	f.shard = fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
+	f.submit = fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
+	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
+	f.trialTimeout = fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
+	f.format = fs.String("format", "table", "output format: table, csv or json")
+	f.verbose = fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
+	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
+	f.own = map[string]bool{}
+	for _, fld := range exp.Fields() {
+		f.own[fld.Name] = true
+		fs.Var(&configValue{typ: fld.Type}, fld.Name, fld.HelpText())
+		if fld.Type == "bool" { // --skip-missing alone means true, as pflag's own booleans
+			fs.Lookup(fld.Name).NoOptDefVal = "true"
+		}
+	}
+	return f
+}
+
+// configValue holds an experiment flag's text until the experiment's config parses it, so that
+// the config's own parser (and its errors) is the only one; Type names the value's kind in
+// help.
+type configValue struct{ text, typ string }
+
+func (v *configValue) String() string     { return v.text }
+func (v *configValue) Set(s string) error { v.text = s; return nil }
+func (v *configValue) Type() string       { return v.typ }
+
+// maxWorkers bounds --workers: each worker is a goroutine that may hold a cell's model, and
+// a run allocates its slots up front.
+const maxWorkers = 4096
+
+// options turns the parsed flags into the run's options and mode; errors are usage errors.
+func (f runFlags) options(fs *pflag.FlagSet, exp experiments.Experiment) (experiments.Options, experiments.Mode, string, error) {
+	var mode experiments.Mode
+	opt := experiments.Options{Preset: *f.preset, Seed: *f.seed, Workers: *f.workers,
+		DataDir: datasets.ResolveDir(*f.dataDir), Out: *f.out, TrialTimeout: *f.trialTimeout}
+	if err := validFormat(*f.format); err != nil {
+		return opt, mode, "", err
+	}
+	if err := experiments.CheckRange("workers", *f.workers, 1, maxWorkers); err != nil {
+		return opt, mode, "", err
+	}
+	mode.Resume, mode.Submit = *f.resume, *f.submit
+	if *f.shard != "" {
+		var err error
+		if mode.Shard, mode.Shards, err = parseShard(*f.shard); err != nil {
+			return opt, mode, "", fmt.Errorf("--shard: %v", err)
+		}
+	}
+	dsn := f.store.dsn(*f.out)
+	if dsn == "" && (mode.Resume || mode.Submit || mode.Shards > 0) {
+		return opt, mode, "", fmt.Errorf("--resume, --shard and --submit need a store: --store DSN or --out DIR")
+	}
+	if err := f.store.check(); err != nil {
+		return opt, mode, "", err
+	}
+	if *f.trialTimeout < 0 {
+		return opt, mode, "", fmt.Errorf("--trial-timeout %v: want a positive duration, or 0 for none", *f.trialTimeout)
+	}
+	if *f.maxMem != "" {
+		var err error
+		if opt.MaxMem, err = parseBytes(*f.maxMem); err != nil {
+			return opt, mode, "", fmt.Errorf("--max-mem %v", err)
+		}
+	}
+	set := map[string]string{}
+	fs.Visit(func(fl *pflag.Flag) {
+		if _, ok := f.own[fl.Name]; ok {
+			set[fl.Name] = fl.Value.String()
+		}
+	})
+	cfg, err := exp.Configure(opt.Preset, set)
+	if err != nil {
+		return opt, mode, "", err
+	}
+	opt.Config = cfg
+	opt, err = exp.Resolve(opt)
+	return opt, mode, dsn, err
+}
+
+func runUsage(stdout, stderr io.Writer, args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintf(stdout, "Usage: hyperflat %s\n\nExperiments:\n", runSynopsis)
+		for _, e := range all.Experiments() {
+			fmt.Fprintf(stdout, "  %-12s %s\n", e.Name, e.Description)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "hyperflat run: name an experiment (hyperflat list shows them)\n\nUsage: hyperflat %s\n", runSynopsis)
+	return exitUsage
+}
+
+func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return runUsage(stdout, stderr, args)
+	}
+	exp, err := all.Experiments().Lookup(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat run: %v\n", err)
 		return exitUsage
 	}
 	fs := flags("run " + exp.Name)
-	preset := fs.String("preset", experiments.Quick, "quick (minutes on 2 cores) or paper (the published protocol)")
-	seed := fs.Uint64("seed", 1, "seed of every random draw")
-	repeats := fs.Int("repeats", 0, "independent repeats (0: the preset's default)")
-	workers := fs.Int("workers", 1, "parallel workers (results do not depend on it)")
-	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
-	out := fs.String("out", "", "directory for CSV, JSON and PNG artifacts, and the default store OUT/hyperflat.db")
-	sf := addStoreFlags(fs)
-	resume := fs.Bool("resume", false, "continue the latest stored run with the same options: finished cells are kept, failed ones retried")
-	shard := fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
-	submit := fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
-	maxMem := fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
-	trialTimeout := fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
-	format := fs.String("format", "table", "output format: table, csv or json")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	own := map[string]*string{}
-	for _, p := range exp.Params {
-		usage := p.Usage
-		if len(p.Choices) > 0 {
-			usage += " (" + strings.Join(p.Choices, "|") + ")"
-		}
-		own[p.Name] = fs.String(p.Name, p.Default, usage)
-	}
-	if code, ok := parse(fs, strings.Replace(synopsis, "NAME", exp.Name, 1), args[1:], stdout, stderr); !ok {
+	rf := addRunFlags(fs, exp)
+	if code, ok := parse(fs, strings.Replace(runSynopsis, "NAME", exp.Name, 1), args[1:], stdout, stderr); !ok {
 		return code
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "hyperflat run %s: %s\n", exp.Name, fmt.Sprintf(format, a...))
+	opt, mode, dsn, err := rf.options(fs, exp)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
 		return exitUsage
 	}
-	if err := validFormat(*format); err != nil {
-		return usageErr("%v", err)
-	}
-	if *workers < 1 {
-		return usageErr("--workers %d; want at least 1", *workers)
-	}
-	var mode experiments.Mode
-	mode.Resume, mode.Submit = *resume, *submit
-	if *shard != "" {
-		if mode.Shard, mode.Shards, err = parseShard(*shard); err != nil {
-			return usageErr("--shard: %v", err)
-		}
-	}
-	dsn := sf.dsn(*out)
-	if dsn == "" && (mode.Resume || mode.Submit || mode.Shards > 0) {
-		return usageErr("--resume, --shard and --submit need a store: --store DSN or --out DIR")
-	}
-	if err := sf.check(); err != nil {
-		return usageErr("%v", err)
-	}
-	if *trialTimeout < 0 {
-		return usageErr("--trial-timeout %v: want a positive duration, or 0 for none", *trialTimeout)
-	}
-	opt := experiments.Options{Preset: *preset, Seed: *seed, Repeats: *repeats, Workers: *workers,
-		DataDir: datasets.ResolveDir(*dataDir), Out: *out, Params: map[string]string{}, TrialTimeout: *trialTimeout}
-	if *maxMem != "" {
-		if opt.MaxMem, err = experiments.ParseBytes(*maxMem); err != nil {
-			return usageErr("--max-mem %v", err)
-		}
-	}
-	fs.Visit(func(f *pflag.Flag) {
-		if _, ok := own[f.Name]; ok {
-			opt.Params[f.Name] = f.Value.String()
-		}
-	})
-	if opt, err = exp.Resolve(opt); err != nil {
-		return usageErr("%v", err)
-	}
 	var b *bars
-	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
-		b = newBars(stderr, *workers)
+	if f, ok := stderr.(*os.File); ok && !*rf.quiet && isTerminal(f) {
+		b = newBars(stderr, *rf.workers)
 		defer b.Stop()
 	}
 	fail := func(err error) int {
 		if b != nil {
 			b.Stop()
 		}
-		var fe *experiments.FlagError
-		if errors.As(err, &fe) {
-			fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, fe)
-			return exitUsage
-		}
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "hyperflat run %s: interrupted", exp.Name)
-			if dsn != "" {
-				fmt.Fprintf(stderr, "; finished cells are stored: add --resume to continue")
-			}
-			fmt.Fprintln(stderr)
-		} else {
-			fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
-		}
-		return exitFailure
+		return runFailure(stderr, exp.Name, dsn, err)
 	}
+	var res *experiments.Result
 	if dsn == "" {
 		if b != nil {
 			opt.Progress, opt.Monitor = b, b
 		}
-		res, err := exp.Run(ctx, opt)
-		if err != nil {
+		if res, err = exp.Run(ctx, opt); err != nil {
 			return fail(err)
 		}
-		if b != nil {
-			b.Stop()
+	} else {
+		var done bool
+		if res, done, err = runStored(ctx, exp, opt, mode, dsn, *rf.workers, *rf.store.lease, b, stdout, stderr); err != nil || done {
+			if err != nil {
+				return fail(err)
+			}
+			return exitOK
 		}
-		if err := res.Write(stdout, *format); err != nil {
-			return fail(err)
-		}
-		return exitOK
-	}
-	st, err := openStore(ctx, dsn)
-	if err != nil {
-		return fail(err)
-	}
-	defer st.Close()
-	r := &experiments.Runner{Store: st, Workers: *workers, Lease: *sf.lease, DataDir: opt.DataDir}
-	if b != nil {
-		r.Monitor, r.Progress = b, b
-	}
-	status, err := r.Start(ctx, exp, opt, mode)
-	if err != nil {
-		return fail(err)
 	}
 	if b != nil {
 		b.Stop()
+	}
+	if err := writeResult(stdout, res, *rf.format, *rf.verbose); err != nil {
+		return fail(err)
+	}
+	return exitOK
+}
+
+// writeResult prints a result in the format; verbose asks the terminal view for every table.
+func writeResult(w io.Writer, res *experiments.Result, format string, verbose bool) error {
+	if format == "table" {
+		return res.WriteTables(w, verbose)
+	}
+	return res.Write(w, format)
+}
+
+// runFailure reports a failed run: a flag mistake is a usage error, an interruption says how
+// to resume.
+func runFailure(stderr io.Writer, name, dsn string, err error) int {
+	var fe *experiments.FlagError
+	if errors.As(err, &fe) {
+		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", name, fe)
+		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "hyperflat run %s: interrupted", name)
+		if dsn != "" {
+			fmt.Fprintf(stderr, "; finished cells are stored: add --resume to continue")
+		}
+		fmt.Fprintln(stderr)
+	} else {
+		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", name, err)
+	}
+	return exitFailure
+}
+
+// runStored runs through the store at dsn. It returns the result to print, or done when
+// there is nothing to print (a submitted run, a shard that finished before the others).
+func runStored(ctx context.Context, exp experiments.Experiment, opt experiments.Options, mode experiments.Mode, dsn string,
+	workers int, lease time.Duration, b *bars, stdout, stderr io.Writer) (*experiments.Result, bool, error) {
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		return nil, false, err
+	}
+	defer st.Close()
+	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: workers, Lease: lease, DataDir: opt.DataDir}
+	if b != nil {
+		r.Monitor, r.Progress = b, b
+	}
+	if !mode.Resume && mode.Shards == 0 {
+		finishedBefore(ctx, st, exp.Name, opt, stderr)
+	}
+	status, err := r.Start(ctx, exp, opt, mode)
+	if err != nil {
+		return nil, false, err
 	}
 	switch {
 	case mode.Submit:
 		fmt.Fprintf(stdout, "run %d (%s): %d cells in %s (%d already done)\n", status.Run.ID, status.Run.Identity, status.Run.Cells, st.DSN(), status.Run.Done)
 		fmt.Fprintf(stdout, "compute them with: hyperflat worker --store '%s' --run %d\n", st.DSN(), status.Run.ID)
-		return exitOK
+		return nil, true, nil
 	case status.Result == nil:
 		fmt.Fprintf(stderr, "hyperflat run %s: shard %d/%d computed %d cells; run %d has %d of %d cells done. "+
 			"The last shard to finish prints the tables; or: hyperflat report --store '%s' --run %d\n",
 			exp.Name, mode.Shard, mode.Shards, status.Computed, status.Run.ID, status.Run.Done, status.Run.Cells, st.DSN(), status.Run.ID)
-		return exitOK
+		return nil, true, nil
 	}
-	if err := status.Result.Write(stdout, *format); err != nil {
-		return fail(err)
+	return status.Result, false, nil
+}
+
+// finishedBefore warns when the store already holds a finished run with this run's identity:
+// the new run will compute the same cells again, which is rarely what was meant.
+func finishedBefore(ctx context.Context, st *store.Store, name string, opt experiments.Options, stderr io.Writer) {
+	id, err := experiments.Identity(name, opt)
+	if err != nil {
+		return // the run itself reports it
 	}
-	return exitOK
+	prev, ok, err := st.FindRun(ctx, id)
+	if err != nil || !ok || !prev.HasResult {
+		return
+	}
+	fmt.Fprintf(stderr, "hyperflat run %s: run %d in this store finished with the same options (%s);\n"+
+		"  this starts a new run that computes it again. To print its tables without recomputing:\n"+
+		"    hyperflat report --store '%s' --run %d\n"+
+		"  or add --resume to reuse it instead.\n", name, prev.ID, prev.Identity, st.DSN(), prev.ID)
 }
 
 // parseShard reads "I/N" with 0 ≤ I < N.

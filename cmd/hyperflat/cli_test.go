@@ -80,9 +80,12 @@ func TestCheckJSONAndFailureExit(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var rows []map[string]string
+	var rows []map[string]any
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0]["op"] != "Tanh" || rows[0]["result"] != "pass" {
 		t.Fatalf("json %q: %v", out, err)
+	}
+	if _, ok := rows[0]["1st_order_max_rel_err"].(float64); !ok {
+		t.Errorf("the relative error is %#v in JSON, want a number", rows[0]["1st_order_max_rel_err"])
 	}
 	// A step far too large makes finite differences disagree: the command must say so and exit 1.
 	code, out, _ = runCLI("check", "--only", "^Exp$", "--step", "0.5")

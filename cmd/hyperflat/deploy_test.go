@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/search"
 	"gopkg.in/yaml.v3"
 )
@@ -106,17 +107,7 @@ type katibExperiment struct {
 				Kind string `yaml:"kind"`
 			} `yaml:"collector"`
 		} `yaml:"metricsCollectorSpec"`
-		Parameters []struct {
-			Name          string `yaml:"name"`
-			ParameterType string `yaml:"parameterType"`
-			FeasibleSpace struct {
-				Min          string   `yaml:"min"`
-				Max          string   `yaml:"max"`
-				List         []string `yaml:"list"`
-				Step         string   `yaml:"step"`
-				Distribution string   `yaml:"distribution"`
-			} `yaml:"feasibleSpace"`
-		} `yaml:"parameters"`
+		Parameters    []katibParameter `yaml:"parameters"`
 		TrialTemplate struct {
 			PrimaryContainerName string `yaml:"primaryContainerName"`
 			TrialParameters      []struct {
@@ -127,6 +118,18 @@ type katibExperiment struct {
 			TrialSpec k8sJob `yaml:"trialSpec"`
 		} `yaml:"trialTemplate"`
 	} `yaml:"spec"`
+}
+
+type katibParameter struct {
+	Name          string `yaml:"name"`
+	ParameterType string `yaml:"parameterType"`
+	FeasibleSpace struct {
+		Min          string   `yaml:"min"`
+		Max          string   `yaml:"max"`
+		List         []string `yaml:"list"`
+		Step         string   `yaml:"step"`
+		Distribution string   `yaml:"distribution"`
+	} `yaml:"feasibleSpace"`
 }
 
 var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -281,42 +284,13 @@ func TestKatibExperiment(t *testing.T) {
 			dataset = v
 		}
 	}
-	space, err := experiments.TrialSpace(experiments.Quick, dataset)
+	cfg := ahsc.DefaultConfig(experiments.Quick)
+	cfg.Dataset = dataset
+	space, err := ahsc.TrialSpace(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every parameter is a dimension of the space, with its bounds and kind.
-	byName := map[string]search.Param{}
-	for _, p := range space {
-		byName[p.Name] = p
-	}
-	if len(s.Parameters) != len(space) {
-		t.Errorf("%d parameters, the space has %d", len(s.Parameters), len(space))
-	}
-	mid := map[string]string{}
-	for _, p := range s.Parameters {
-		d, ok := byName[p.Name]
-		if !ok {
-			t.Errorf("parameter %q is not in the %s space", p.Name, dataset)
-			continue
-		}
-		lo, err1 := strconv.ParseFloat(p.FeasibleSpace.Min, 64)
-		hi, err2 := strconv.ParseFloat(p.FeasibleSpace.Max, 64)
-		wantType := map[search.Kind]string{search.Float: "double", search.Int: "int", search.Categorical: "categorical"}[d.Kind]
-		if p.ParameterType != wantType || err1 != nil || err2 != nil || lo != d.Low || hi != d.High {
-			t.Errorf("parameter %s: %s [%s, %s], the space's is %s [%g, %g]", p.Name, p.ParameterType, p.FeasibleSpace.Min, p.FeasibleSpace.Max, wantType, d.Low, d.High)
-		}
-		if (p.FeasibleSpace.Distribution == "logUniform") != d.Log {
-			t.Errorf("parameter %s: distribution %q, the space's log scale is %v", p.Name, p.FeasibleSpace.Distribution, d.Log)
-		}
-		if d.Kind == search.Int {
-			mid[p.Name] = strconv.Itoa(int((lo + hi) / 2))
-		} else if d.Log {
-			mid[p.Name] = strconv.FormatFloat(math.Sqrt(lo*hi), 'g', 6, 64) // inside [lo, hi] after rounding
-		} else {
-			mid[p.Name] = strconv.FormatFloat((lo+hi)/2, 'g', -1, 64)
-		}
-	}
+	mid := katibMidpoints(t, s.Parameters, space, dataset)
 	subst := map[string]string{}
 	for _, tp := range s.TrialTemplate.TrialParameters {
 		v, ok := mid[tp.Reference]
@@ -366,4 +340,43 @@ func TestKatibExperiment(t *testing.T) {
 	if metrics["strong_convexity"] <= 0 {
 		t.Errorf("strong_convexity %v, want > 0", metrics["strong_convexity"])
 	}
+}
+
+// katibMidpoints checks that every Katib parameter is a dimension of the space, with its
+// bounds, kind and scale, and returns a value inside each parameter's range.
+func katibMidpoints(t *testing.T, params []katibParameter, space search.Space, dataset string) map[string]string {
+	t.Helper()
+	// Every parameter is a dimension of the space, with its bounds and kind.
+	byName := map[string]search.Param{}
+	for _, p := range space {
+		byName[p.Name] = p
+	}
+	if len(params) != len(space) {
+		t.Errorf("%d parameters, the space has %d", len(params), len(space))
+	}
+	mid := map[string]string{}
+	for _, p := range params {
+		d, ok := byName[p.Name]
+		if !ok {
+			t.Errorf("parameter %q is not in the %s space", p.Name, dataset)
+			continue
+		}
+		lo, err1 := strconv.ParseFloat(p.FeasibleSpace.Min, 64)
+		hi, err2 := strconv.ParseFloat(p.FeasibleSpace.Max, 64)
+		wantType := map[search.Kind]string{search.Float: "double", search.Int: "int", search.Categorical: "categorical"}[d.Kind]
+		if p.ParameterType != wantType || err1 != nil || err2 != nil || lo != d.Low || hi != d.High {
+			t.Errorf("parameter %s: %s [%s, %s], the space's is %s [%g, %g]", p.Name, p.ParameterType, p.FeasibleSpace.Min, p.FeasibleSpace.Max, wantType, d.Low, d.High)
+		}
+		if (p.FeasibleSpace.Distribution == "logUniform") != d.Log {
+			t.Errorf("parameter %s: distribution %q, the space's log scale is %v", p.Name, p.FeasibleSpace.Distribution, d.Log)
+		}
+		if d.Kind == search.Int {
+			mid[p.Name] = strconv.Itoa(int((lo + hi) / 2))
+		} else if d.Log {
+			mid[p.Name] = strconv.FormatFloat(math.Sqrt(lo*hi), 'g', 6, 64) // inside [lo, hi] after rounding
+		} else {
+			mid[p.Name] = strconv.FormatFloat((lo+hi)/2, 'g', -1, 64)
+		}
+	}
+	return mid
 }

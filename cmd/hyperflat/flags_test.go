@@ -74,6 +74,23 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"check", "--tol", "-1"}, 2, "--tol"},
 		{[]string{"check", "--only", "("}, 2, "--only"},
 		{[]string{"list", "--format", "xml"}, 2, "--format"},
+		// Counts are bounded by what a run can hold, before anything is allocated.
+		{[]string{"run", "ahsc", "--repeats", "300000000000"}, 2, "--repeats 300000000000: want an integer from 1 to 1000"},
+		{[]string{"run", "ahsc", "--budget", "99999999"}, 2, "--budget"},
+		{[]string{"run", "ahsc", "--n1", "1000000000"}, 2, "--n1"},
+		{[]string{"run", "ahsc", "--epochs", "1000000000"}, 2, "--epochs"},
+		{[]string{"run", "ahsc", "--folds", "100000"}, 2, "--folds"},
+		{[]string{"run", "ahsc", "--tab-rows", "9000000000000"}, 2, "--tab-rows"},
+		{[]string{"run", "freedman", "--repeats", "300000000000"}, 2, "--repeats"},
+		{[]string{"run", "freedman", "--chains", "1000000000"}, 2, "--chains"},
+		{[]string{"run", "freedman", "--features", "90000", "--train-rows", "900000"}, 2, "--features"},
+		{[]string{"run", "freedman", "--test-rows", "300000000000"}, 2, "--test-rows"},
+		{[]string{"run", "weightdecay", "--repeats", "300000000000"}, 2, "--repeats"},
+		{[]string{"run", "weightdecay", "--inner-steps", "300000000000"}, 2, "--inner-steps"},
+		{[]string{"run", "weightdecay", "--outer-steps", "300000000000"}, 2, "--outer-steps"},
+		{[]string{"run", "weightdecay", "--images", "300000000000"}, 2, "--images"},
+		{[]string{"run", "freedman", "--workers", "300000000000"}, 2, "--workers"},
+		{[]string{"worker", "--store", filepath.Join(dir, "w.db"), "--workers", "300000000000"}, 2, "--workers"},
 	}
 	for _, c := range cases {
 		code, _, errs := runCLI(c.args...)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/ahsc"
+	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/search"
 	"github.com/hyperflat/hyperflat/store"
 	"github.com/spf13/pflag"
@@ -26,14 +27,17 @@ const EnvStore = "HYPERFLAT_STORE"
 
 type storeFlags struct {
 	store *string
-	lease *time.Duration
+	lease *time.Duration // nil for a command that only reads the store
 }
 
-func addStoreFlags(fs *pflag.FlagSet) storeFlags {
-	return storeFlags{
-		store: fs.String("store", "", "results store: postgres://… for PostgreSQL, or a SQLite file path (default $"+EnvStore+", then OUT/hyperflat.db with --out)"),
-		lease: fs.Duration("lease", time.Minute, "how long a claimed cell stays reserved without a heartbeat (a dead worker's cell is redone after it)"),
+// addStoreFlags adds --store and, for a command that computes cells (claims leases), --lease:
+// a reading command shows only the flags it uses.
+func addStoreFlags(fs *pflag.FlagSet, computes bool) storeFlags {
+	f := storeFlags{store: fs.String("store", "", "results store: postgres://… for PostgreSQL, or a SQLite file path (default $"+EnvStore+", then OUT/hyperflat.db with --out)")}
+	if computes {
+		f.lease = fs.Duration("lease", time.Minute, "how long a claimed cell stays reserved without a heartbeat (a dead worker's cell is redone after it)")
 	}
+	return f
 }
 
 // dsn is the store to use: --store, then $HYPERFLAT_STORE, then OUT/hyperflat.db.
@@ -45,13 +49,14 @@ func (f storeFlags) dsn(out string) string {
 		return env
 	}
 	if out != "" {
-		return filepath.Join(out, "hyperflat.db")
+		// A "?" in OUT would otherwise start the SQLite driver's parameters.
+		return store.SQLiteDSN(filepath.Join(out, "hyperflat.db"))
 	}
 	return ""
 }
 
 func (f storeFlags) check() error {
-	if *f.lease < time.Second {
+	if f.lease != nil && *f.lease < time.Second {
 		return fmt.Errorf("--lease %v; want at least 1s", *f.lease)
 	}
 	return nil
@@ -67,7 +72,7 @@ func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("worker")
-	sf := addStoreFlags(fs)
+	sf := addStoreFlags(fs, true)
 	run := fs.Int64("run", 0, "serve only this run (default: every run with cells left)")
 	workers := fs.Int("workers", 1, "cells computed at once by this process")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
@@ -87,8 +92,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "hyperflat worker: %v\n", err)
 		return exitUsage
 	}
-	if *workers < 1 || *run < 0 {
-		fmt.Fprintln(stderr, "hyperflat worker: --workers must be at least 1 and --run not negative")
+	if *workers < 1 || *workers > maxWorkers || *run < 0 {
+		fmt.Fprintf(stderr, "hyperflat worker: --workers must be 1 to %d and --run not negative\n", maxWorkers)
 		return exitUsage
 	}
 	st, err := openStore(ctx, dsn)
@@ -97,7 +102,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	defer st.Close()
-	r := &experiments.Runner{Store: st, Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir), Wait: *wait}
+	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir), Wait: *wait}
 	var b *bars
 	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
 		b = newBars(stderr, *workers)
@@ -121,7 +126,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("runs")
-	sf := addStoreFlags(fs)
+	sf := addStoreFlags(fs, false)
 	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	if code, ok := parse(fs, "runs [--store DSN | --out DIR] [--format table|csv|json]", args, stdout, stderr); !ok {
@@ -137,7 +142,7 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hyperflat runs: %v\n", err)
 		return exitFailure
 	}
-	rows := make([][]string, len(runs))
+	rows := make([][]any, len(runs))
 	for i, r := range runs {
 		status := "running"
 		switch {
@@ -148,13 +153,12 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case r.Done == 0 && r.Running == 0:
 			status = "pending"
 		}
-		wall := ""
+		var wall any // unfinished: empty, null in JSON
 		if !r.Started.IsZero() && !r.Finished.IsZero() {
-			wall = r.Finished.Sub(r.Started).Round(time.Second).String()
+			wall = seconds(r.Finished.Sub(r.Started))
 		}
-		rows[i] = []string{strconv.FormatInt(r.ID, 10), r.Experiment, status, fmt.Sprintf("%d/%d", r.Done, r.Cells),
-			strconv.Itoa(r.Failed), strconv.Itoa(r.Running), wall, strconv.FormatFloat(r.CellSeconds, 'f', 1, 64),
-			r.Created.Local().Format("2006-01-02 15:04:05"), runOptions(r), r.Identity}
+		rows[i] = []any{r.ID, r.Experiment, status, cellsDone{r.Done, r.Cells}, r.Failed, r.Running, wall,
+			oneDecimal(r.CellSeconds), r.Created.Local().Format("2006-01-02 15:04:05"), runOptions(r), r.Identity}
 	}
 	header := []string{"Run", "Experiment", "Status", "Cells done", "Failed", "Running", "Wall time", "Cell seconds", "Created", "Options", "Identity"}
 	if err := table(stdout, *format, header, rows); err != nil {
@@ -164,34 +168,52 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// runOptions summarizes a stored run's options.
+// cellsDone reads "3/10" and is {"done": 3, "cells": 10} in JSON, whose numbers stay numbers.
+type cellsDone struct {
+	Done  int `json:"done"`
+	Cells int `json:"cells"`
+}
+
+func (c cellsDone) String() string { return fmt.Sprintf("%d/%d", c.Done, c.Cells) }
+
+// seconds is a duration that reads as one ("1m5s") and is a number of seconds in JSON.
+type seconds time.Duration
+
+func (d seconds) String() string { return time.Duration(d).Round(time.Second).String() }
+
+func (d seconds) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.FormatFloat(time.Duration(d).Round(time.Millisecond).Seconds(), 'f', -1, 64)), nil
+}
+
+// oneDecimal is a number printed with one decimal.
+type oneDecimal float64
+
+func (x oneDecimal) String() string { return strconv.FormatFloat(float64(x), 'f', 1, 64) }
+
+// runOptions summarizes a stored run's options: preset, seed, and the config flags that
+// differ from the preset's defaults (defaults are noise in a list).
 func runOptions(r store.Run) string {
-	var o struct {
-		Preset  string            `json:"preset"`
-		Seed    uint64            `json:"seed"`
-		Repeats int               `json:"repeats"`
-		Params  map[string]string `json:"params"`
-	}
-	if err := json.Unmarshal(r.Options, &o); err != nil {
+	e, err := all.Experiments().Lookup(r.Experiment)
+	if err != nil {
 		return string(r.Options)
 	}
-	parts := []string{"preset=" + o.Preset, fmt.Sprintf("seed=%d", o.Seed)}
-	if o.Repeats > 0 {
-		parts = append(parts, fmt.Sprintf("repeats=%d", o.Repeats))
+	opt, err := experiments.DecodeOptions(e, r.Options)
+	if err != nil {
+		return string(r.Options)
 	}
-	defaults := map[string]string{}
-	if e, err := experiments.Lookup(r.Experiment); err == nil {
-		for _, p := range e.Params {
-			defaults[p.Name] = p.Default
+	parts := []string{"preset=" + opt.Preset, fmt.Sprintf("seed=%d", opt.Seed)}
+	var defaults map[string]string
+	if def, err := e.Resolve(experiments.Options{Preset: opt.Preset}); err == nil {
+		defaults = experiments.FlagValues(def.Config)
+	}
+	var changed []string
+	for k, v := range experiments.FlagValues(opt.Config) {
+		if d, ok := defaults[k]; !ok || d != v {
+			changed = append(changed, k+"="+v)
 		}
 	}
-	for k, v := range o.Params {
-		if d, ok := defaults[k]; !ok || d != v { // defaults are noise in a list
-			parts = append(parts, k+"="+v)
-		}
-	}
-	sort.Strings(parts[2:])
-	return strings.Join(parts, " ")
+	sort.Strings(changed)
+	return strings.Join(append(parts, changed...), " ")
 }
 
 // openExisting opens the store a reading command (runs, report) names, after checking its
@@ -219,12 +241,15 @@ func openExisting(ctx context.Context, cmd, dsn, format string, stderr io.Writer
 
 // storeExists refuses to report on a SQLite file that does not exist (opening would create it).
 func storeExists(dsn string) error {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if store.IsPostgres(dsn) {
 		return nil
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite://"), "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
+	path, _, err := store.SQLitePath(dsn)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return fmt.Errorf("no store in %s: an in-memory database lives only as long as the run that made it", dsn)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("no store at %s (a run with --out DIR or --store PATH makes one)", path)
@@ -234,13 +259,15 @@ func storeExists(dsn string) error {
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("report")
-	sf := addStoreFlags(fs)
+	sf := addStoreFlags(fs, false)
 	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
 	run := fs.Int64("run", 0, "the run to report (default: the latest; hyperflat runs lists them)")
 	plots := fs.String("plots", "", "draw the run's PNG figures into this directory")
 	dataDir := fs.String("data-dir", "", "dataset directory, needed only to assemble a finished run that never was")
 	format := fs.String("format", "table", "output format: table, csv or json")
-	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json]", args, stdout, stderr); !ok {
+	verbose := fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
+	markdown := fs.String("markdown", "", "write the AHSC Table 1 of every stored ahsc run (or of --run) as DIR/table1.md and DIR/table1.csv")
+	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json] [--verbose] [--markdown DIR]", args, stdout, stderr); !ok {
 		return code
 	}
 	st, code := openExisting(ctx, "report", sf.dsn(*out), *format, stderr)
@@ -248,20 +275,23 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer st.Close()
-	res, _, err := experiments.Report(ctx, st, *run, datasets.ResolveDir(*dataDir))
+	if *markdown != "" {
+		return writeTable1(ctx, st, *run, datasets.ResolveDir(*dataDir), *markdown, "hyperflat "+strings.Join(append([]string{"report"}, args...), " "), stdout, stderr)
+	}
+	res, _, err := experiments.Report(ctx, st, all.Experiments(), *run, datasets.ResolveDir(*dataDir))
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
 		return exitFailure
 	}
 	if *plots != "" {
-		paths, err := experiments.Plots(res, *plots)
+		paths, err := all.Experiments().Plots(res, *plots)
 		if err != nil {
 			fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
 			return exitFailure
 		}
 		res.Artifacts = paths
 	}
-	if err := res.Write(stdout, *format); err != nil {
+	if err := writeResult(stdout, res, *format, *verbose); err != nil {
 		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
 		return exitFailure
 	}
@@ -284,9 +314,16 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 	}
-	space, err := experiments.TrialSpace(preset, dataset)
+	cfg, err := ahsc.Experiment().Configure(preset, map[string]string{"dataset": dataset})
+	if err == nil {
+		err = cfg.Finish(preset)
+	}
+	var space search.Space
+	if err == nil {
+		space, err = ahsc.TrialSpace(cfg.(*ahsc.Config))
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hyperflat trial: --dataset: %v\n", err)
+		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
 		return exitUsage
 	}
 	fs := flags("trial")
@@ -316,16 +353,21 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			values[name] = *v
 		}
 	}
-	cfg, err := experiments.ParseConfig(space, values)
+	hp, err := ahsc.ParseConfig(space, values)
 	if err != nil { // a FlagError: a usage error
 		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
 		return exitUsage
 	}
-	opt := experiments.Options{Preset: preset, Seed: *seed, Workers: 1, DataDir: datasets.ResolveDir(*dataDir), Params: map[string]string{}}
-	if *epochs != "" {
-		opt.Params["epochs"] = *epochs
+	if *epochs != "" { // the tables' and the images' epochs, as the experiment's two flags
+		for _, f := range []string{"epochs", "image-epochs"} {
+			if err := experiments.SetFlag(cfg, f, *epochs); err != nil {
+				fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
+				return exitUsage
+			}
+		}
 	}
-	metrics, err := experiments.Trial(ctx, opt, dataset, cfg, *repeat)
+	opt := experiments.Options{Preset: preset, Seed: *seed, Workers: 1, DataDir: datasets.ResolveDir(*dataDir), Config: cfg}
+	metrics, err := ahsc.Trial(ctx, opt, hp, *repeat)
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
 		var fe *experiments.FlagError

@@ -21,3 +21,8 @@ func DotF32(a, b *float32, n int) float32 { panic("vec: no kernels") }
 func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32) {
 	panic("vec: no kernels")
 }
+
+func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool { panic("vec: no kernels") }
+func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool { panic("vec: no kernels") }
+func NonFiniteF32(x *float32, n int) bool                             { panic("vec: no kernels") }
+func NonFiniteF64(x *float64, n int) bool                             { panic("vec: no kernels") }

@@ -1,0 +1,455 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"html/template"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/store"
+)
+
+// runView is one run as the runs list and its JSON show it.
+type runView struct {
+	ID          int64     `json:"id"`
+	Experiment  string    `json:"experiment"`
+	Preset      string    `json:"preset"`
+	Options     string    `json:"options"`
+	Status      string    `json:"status"`
+	Cells       int       `json:"cells"`
+	Done        int       `json:"done"`
+	Failed      int       `json:"failed"`
+	Running     int       `json:"running"`
+	Pending     int       `json:"pending"`
+	Wall        string    `json:"wall"`
+	CellSeconds float64   `json:"cell_seconds"`
+	Created     time.Time `json:"created"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	HasResult   bool      `json:"has_result"`
+}
+
+// status is what hyperflat runs calls a run, and "unassembled" for one whose cells are all
+// done but whose tables nobody assembled yet (hyperflat report does; this server never writes).
+func status(r store.Run) string {
+	switch {
+	case r.HasResult:
+		return "finished"
+	case r.Failed > 0 && r.Done+r.Failed == r.Cells:
+		return "failed"
+	case r.Cells > 0 && r.Done == r.Cells:
+		return "unassembled"
+	case r.Done == 0 && r.Running == 0:
+		return "pending"
+	}
+	return "running"
+}
+
+func (s *Server) view(r store.Run) runView {
+	v := runView{ID: r.ID, Experiment: r.Experiment, Status: status(r), Cells: r.Cells, Done: r.Done,
+		Failed: r.Failed, Running: r.Running, Pending: r.Cells - r.Done - r.Failed - r.Running,
+		CellSeconds: r.CellSeconds, Created: r.Created, Started: r.Started, Finished: r.Finished, HasResult: r.HasResult}
+	if !r.Started.IsZero() && !r.Finished.IsZero() {
+		v.Wall = r.Finished.Sub(r.Started).Round(time.Second).String()
+	}
+	var o struct {
+		Preset string `json:"preset"`
+		Seed   uint64 `json:"seed"`
+	}
+	json.Unmarshal(r.Options, &o) // an unreadable options document shows as no preset
+	v.Preset = o.Preset
+	s.mu.Lock()
+	opts, ok := s.options[r.ID]
+	s.mu.Unlock()
+	if !ok {
+		// A run's options never change, and summarising them resolves the preset's defaults.
+		if s.cfg.Options != nil {
+			opts = s.cfg.Options(r)
+		} else {
+			opts = fmt.Sprintf("preset=%s seed=%d", o.Preset, o.Seed)
+		}
+		s.mu.Lock()
+		s.options[r.ID] = opts
+		s.mu.Unlock()
+	}
+	v.Options = opts
+	return v
+}
+
+func (s *Server) runViews(ctx context.Context) ([]runView, error) {
+	runs, err := s.st.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]runView, len(runs))
+	// Latest first: the run being watched is usually the newest.
+	for i, r := range runs {
+		views[len(runs)-1-i] = s.view(r)
+	}
+	return views, nil
+}
+
+// sharedRunViews is runViews, read at most once per half poll interval however many event
+// streams are open, since each read aggregates every cell of the store.
+func (s *Server) sharedRunViews(ctx context.Context) ([]runView, error) {
+	s.mu.Lock()
+	if time.Since(s.runsAt) < s.cfg.Poll/2 {
+		v := s.runsMemo
+		s.mu.Unlock()
+		return v, nil
+	}
+	s.mu.Unlock()
+	v, err := s.runViews(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.runsAt, s.runsMemo = time.Now(), v
+	s.mu.Unlock()
+	return v, nil
+}
+
+// workerView is one worker's share of a run.
+type workerView struct {
+	Name         string    `json:"name"`
+	Running      int       `json:"running"`
+	Done         int       `json:"done"`
+	Failed       int       `json:"failed"`
+	Seconds      float64   `json:"seconds"`
+	LastActivity time.Time `json:"last_activity"`
+}
+
+// failureView is one failed cell.
+type failureView struct {
+	Index    int       `json:"index"`
+	Key      string    `json:"key"`
+	Worker   string    `json:"worker"`
+	Attempts int       `json:"attempts"`
+	Seconds  float64   `json:"seconds"`
+	Finished time.Time `json:"finished"`
+	Error    string    `json:"error"`
+}
+
+// cellSummary is what the run page shows of a run's cells: aggregates and the failures, never
+// the cells themselves, so that a page of a 10,000-cell run stays small.
+type cellSummary struct {
+	Workers  []workerView
+	Failures []failureView
+}
+
+// cellsEntry caches a run's cell summary for as long as the run's counts stay the same.
+type cellsEntry struct {
+	key runKey
+	at  time.Time
+	sum *cellSummary
+}
+
+// runKey is what changes whenever a cell is claimed, completed or failed.
+type runKey struct {
+	cells, done, failed, running int
+	finished                     time.Time
+	seconds                      float64
+}
+
+// cellsTTL bounds how stale a cached summary may be: a claim of an expired lease by another
+// worker changes the worker table without changing the counts.
+const cellsTTL = 5 * time.Second
+
+func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, error) {
+	key := runKey{r.Cells, r.Done, r.Failed, r.Running, r.Finished, r.CellSeconds}
+	s.mu.Lock()
+	e := s.cells[r.ID]
+	s.mu.Unlock()
+	if e != nil && e.key == key && time.Since(e.at) < cellsTTL {
+		return e.sum, nil
+	}
+	cells, err := s.st.Cells(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	sum := &cellSummary{Workers: []workerView{}, Failures: []failureView{}}
+	byName := map[string]*workerView{}
+	for _, c := range cells {
+		if c.Status == store.Failed {
+			sum.Failures = append(sum.Failures, failureView{Index: c.Index, Key: c.Key, Worker: c.Worker,
+				Attempts: c.Attempts, Seconds: c.Outcome.Seconds, Finished: c.Finished, Error: c.Error})
+		}
+		if c.Worker == "" {
+			continue
+		}
+		w := byName[c.Worker]
+		if w == nil {
+			w = &workerView{Name: c.Worker}
+			byName[c.Worker] = w
+		}
+		switch c.Status {
+		case store.Running:
+			w.Running++
+		case store.Done:
+			w.Done++
+			w.Seconds += c.Outcome.Seconds
+		case store.Failed:
+			w.Failed++
+			w.Seconds += c.Outcome.Seconds
+		}
+		for _, t := range []time.Time{c.Started, c.Finished} {
+			if t.After(w.LastActivity) {
+				w.LastActivity = t
+			}
+		}
+	}
+	for _, w := range byName {
+		sum.Workers = append(sum.Workers, *w)
+	}
+	sort.Slice(sum.Workers, func(i, j int) bool { return sum.Workers[i].Name < sum.Workers[j].Name })
+	s.mu.Lock()
+	s.cells[r.ID] = &cellsEntry{key: key, at: time.Now(), sum: sum}
+	s.mu.Unlock()
+	return sum, nil
+}
+
+// failuresPerPage is how many failed cells one page lists.
+const failuresPerPage = 50
+
+// runDetail is one run's page and JSON.
+type runDetail struct {
+	Run       runView       `json:"run"`
+	Workers   []workerView  `json:"workers"`
+	Failures  []failureView `json:"failures"`
+	Page      int           `json:"page"`
+	Pages     int           `json:"pages"`
+	FailedAll int           `json:"failed_total"`
+	Tables    []tableView   `json:"tables"`
+	// Figures and FigureError are for the page only.
+	Figures     []figure `json:"-"`
+	FigureError string   `json:"-"`
+}
+
+// tableView is a result table as the page shows it: cells formatted, long tables cut.
+type tableView struct {
+	Name    string       `json:"name"`
+	Detail  bool         `json:"detail"`
+	Columns []string     `json:"columns"`
+	Rows    [][]cellView `json:"-"`
+	Total   int          `json:"rows"`
+}
+
+// cellView is one formatted table cell; numbers are aligned right, text left.
+type cellView struct {
+	Text string
+	Num  bool
+}
+
+// maxTableRows is the most rows of one table the page shows; the downloads have them all.
+const maxTableRows = 200
+
+// detailFor says what a runDetail is for: the page (rendered tables and figures), the JSON API
+// (the tables' names), or the event stream (neither: the stored result is not read again on
+// every poll).
+type detailFor int
+
+const (
+	forPage detailFor = iota
+	forAPI
+	forEvents
+)
+
+func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detailFor) (*runDetail, error) {
+	r, err := s.st.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := s.cellSummary(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	d := &runDetail{Run: s.view(r), Workers: sum.Workers, FailedAll: len(sum.Failures), Tables: []tableView{}}
+	d.Pages = max(1, (len(sum.Failures)+failuresPerPage-1)/failuresPerPage)
+	d.Page = min(max(pageNo, 1), d.Pages)
+	lo := (d.Page - 1) * failuresPerPage
+	d.Failures = sum.Failures[lo:min(lo+failuresPerPage, len(sum.Failures))]
+	if !r.HasResult || use == forEvents {
+		return d, nil
+	}
+	e, err := s.result(ctx, id)
+	if err != nil || e == nil {
+		return d, err
+	}
+	for _, t := range e.res.Tables {
+		tv := tableView{Name: t.Name, Detail: t.Detail, Columns: t.Columns, Total: len(t.Rows)}
+		if use == forPage && !t.Detail {
+			for _, row := range t.Rows[:min(len(t.Rows), maxTableRows)] {
+				cells := make([]cellView, len(row))
+				for k, c := range row {
+					_, text := c.(string)
+					cells[k] = cellView{Text: cellString(c), Num: !text && c != nil}
+				}
+				tv.Rows = append(tv.Rows, cells)
+			}
+		}
+		d.Tables = append(d.Tables, tv)
+	}
+	if use == forPage {
+		figs := e.figures(s)
+		d.Figures, d.FigureError = figs.list, figs.err
+	}
+	return d, nil
+}
+
+// resultEntry is a decoded stored result and, once asked for, its figures.
+type resultEntry struct {
+	hash uint64
+	res  *experiments.Result
+	once sync.Once
+	figs figureSet
+}
+
+// result returns the run's stored result, nil if it has none. It is decoded again only when
+// the stored bytes change (SaveResult may replace it).
+func (s *Server) result(ctx context.Context, id int64) (*resultEntry, error) {
+	b, ok, err := s.st.Result(ctx, id)
+	if err != nil || !ok {
+		return nil, err
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	sum := h.Sum64()
+	s.mu.Lock()
+	e := s.results[id]
+	s.mu.Unlock()
+	if e != nil && e.hash == sum {
+		return e, nil
+	}
+	res, err := experiments.UnmarshalStoredResult(b)
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", id, err)
+	}
+	e = &resultEntry{hash: sum, res: res}
+	s.mu.Lock()
+	s.results[id] = e
+	s.mu.Unlock()
+	return e, nil
+}
+
+// figure is one image of a run: a PNG the experiment drew, or an SVG chart drawn here.
+type figure struct {
+	Name  string
+	Title string
+	path  string
+	svg   []byte
+}
+
+type figureSet struct {
+	list []figure
+	err  string
+}
+
+func (f figureSet) lookup(name string) (figure, bool) {
+	for _, x := range f.list {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return figure{}, false
+}
+
+// figures draws the result's figures the first time they are asked for: the experiment's own
+// PNGs into the cache directory (a folder per stored result, so a replaced result gets new
+// files), then the distribution charts.
+func (e *resultEntry) figures(s *Server) figureSet {
+	e.once.Do(func() {
+		dir := filepath.Join(s.cacheDir, fmt.Sprintf("%s-%x", e.res.Experiment, e.hash))
+		paths, err := s.cfg.Experiments.Plots(e.res, dir)
+		if err != nil {
+			e.figs.err = err.Error()
+		}
+		for _, p := range paths {
+			base := filepath.Base(p)
+			e.figs.list = append(e.figs.list, figure{Name: base, Title: base, path: p})
+		}
+		charts, err := distributionCharts(e.res)
+		if err != nil && e.figs.err == "" {
+			e.figs.err = err.Error()
+		}
+		e.figs.list = append(e.figs.list, charts...)
+	})
+	return e.figs
+}
+
+// cellString formats a table cell as Result.Write's table and CSV formats do, so that the
+// page and the downloads show what hyperflat report prints.
+func cellString(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) {
+			return "NaN"
+		}
+		return strconv.FormatFloat(x, 'g', 5, 64)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', 5, 32)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func writeCSV(w io.Writer, t *experiments.Table) error {
+	c := csv.NewWriter(w)
+	if err := c.Write(t.Columns); err != nil {
+		return err
+	}
+	cells := make([]string, len(t.Columns))
+	for _, row := range t.Rows {
+		for k, v := range row {
+			cells[k] = cellString(v)
+		}
+		if err := c.Write(cells); err != nil {
+			return err
+		}
+	}
+	c.Flush()
+	return c.Error()
+}
+
+// writeTableJSON writes one table as Result.Write's JSON holds it: full precision, NaN and
+// infinities as null.
+func writeTableJSON(w io.Writer, t *experiments.Table) error {
+	rows := make([][]any, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = make([]any, len(row))
+		for k, v := range row {
+			if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+				v = nil
+			}
+			rows[i][k] = v
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Name    string   `json:"name"`
+		Columns []string `json:"columns"`
+		Rows    [][]any  `json:"rows"`
+	}{t.Name, t.Columns, rows})
+}
+
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	},
+	"seconds": func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
+	"add":     func(a, b int) int { return a + b },
+}

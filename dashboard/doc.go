@@ -1,0 +1,21 @@
+// Package dashboard is hyperflat's read-only web UI over a results store (hyperflat serve).
+//
+// A Server renders the store's runs (experiment, preset, options, status, cells done, failed
+// and running, wall time) and, for one run, its headline tables as hyperflat report prints
+// them, its failed cells with their reasons, the activity of every worker, the experiment's
+// figures drawn from the stored tables, and a CSV and JSON download of every table. The pages
+// are rendered on the server, so they work without JavaScript; a small embedded script keeps
+// them live through server-sent events (/events) while workers fill the store, and the same
+// data is served as JSON under /api/. Nothing is fetched from the network: styles, script and
+// figures come from the binary and the store.
+//
+// The Server never writes to the store, and should be given one opened with
+// store.OpenReadOnly so that the database itself refuses writes too. Work per request is
+// bounded however large a run is: runs are listed from the store's aggregate query, a run's
+// cells are summarised once per change of its counts (and at most every few seconds), and
+// long lists (failures, table rows) are paginated or cut.
+//
+// With Config.Token set, every request must carry the token: an Authorization: Bearer header,
+// a token query parameter (which sets a cookie, so that the page's links and event stream
+// work), or that cookie. The store's DSN is shown with its password masked.
+package dashboard

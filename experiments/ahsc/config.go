@@ -1,0 +1,191 @@
+package ahsc
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hyperflat/hyperflat/experiments"
+)
+
+// Config is the whole protocol of one run. The paper preset is Section 4's: 20 repeats, 30
+// evaluations per black-box method (Bayesmark's 45 calls), N1 = 50 and N2 = 10, full data and
+// the authors' epochs; the quick preset shrinks every size so that iris runs in seconds.
+type Config struct {
+	// Dataset is one of Table 1's 14 datasets, or all-tabular (its 12 tables) or all (the 14).
+	Dataset string `flag:"dataset" json:"dataset" default:"iris" choices:"mnist,svhn,breast,digits,iris,wine,vehicle,blood-transfusion,australian,car,phoneme,segment,credit-g,kc1,all-tabular,all" usage:"dataset of Table 1, all-tabular (the 12 tables) or all (the 14)"`
+	// SkipMissing lets a multi-dataset run go on without the datasets it cannot load, each
+	// named in the notes; without it such a run fails at once, naming them all, rather than
+	// report after hours a Table 1 with holes. omitempty keeps the identity of runs stored
+	// before the flag existed.
+	SkipMissing bool `flag:"skip-missing" json:"skip-missing,omitempty" default:"false" usage:"run the datasets that can be loaded and note the others, instead of failing"`
+	// Methods are the searches compared: AHSC, Table 1's five baselines (tpe is the paper's
+	// Hyperopt) and two ablations that rank the one-epoch screenings by the validation loss
+	// or by the exact ‖H‖_F² instead of μ. Listed twice, a method runs once.
+	Methods []string `flag:"methods" json:"methods" default:"ahsc,random,tpe,bohb,hebo,turbo" choices:"ahsc,random,tpe,bohb,hebo,turbo,ahsc-valloss,ahsc-hessian" usage:"comma-separated methods to compare"`
+	// Protocol is clean (selection on validation data only, this package's preprocessing) or
+	// authors (the choices of the authors' code, each one as far as the data here allow: see
+	// docs/reproduction/ahsc-protocol.md). Both score Bayesmark's sets as Bayesmark does.
+	Protocol string `flag:"protocol" json:"protocol" default:"clean" choices:"clean,authors" usage:"clean (validation-only selection) or authors (the authors' code's choices)"`
+	// Data is a user's table (CSV, TSV or ARFF with a header line, optionally gzipped), run
+	// with the OpenML protocol instead of Dataset; Finish makes the path absolute.
+	Data string `flag:"data" json:"data" default:"" usage:"a CSV, TSV or ARFF file to use instead of --dataset"`
+	// Target is the class column of Data; "" is its last column.
+	Target string `flag:"target" json:"target" default:"" usage:"the class column of --data (\"\": the last column)"`
+	// Metric is Data's metric: auto is ROC-AUC for two classes (as the OpenML sets) and
+	// accuracy for more.
+	Metric string `flag:"metric" json:"metric" default:"auto" choices:"auto,auc,accuracy" usage:"metric for --data"`
+	// Repeats are the independent repeats per dataset and method, each with its own split
+	// (tables) and search stream; Table 1 reports medians over 20.
+	Repeats int `flag:"repeats" json:"repeats" quick:"5" paper:"20" usage:"independent repeats"`
+	// Budget is the evaluations of each black-box method on the OpenML sets, the images and
+	// a user's table (the authors' max_evals=30).
+	Budget int `flag:"budget" json:"budget" quick:"10" paper:"30" usage:"evaluations per black-box method (OpenML, images, --data)"`
+	// BayesmarkBudget is their evaluations on the Bayesmark sets (the starter kit's 45 calls
+	// of one suggestion).
+	BayesmarkBudget int `flag:"bayesmark-budget" json:"bayesmark-budget" quick:"15" paper:"45" usage:"evaluations per black-box method on the Bayesmark sets"`
+	// N1 is the configurations AHSC screens by one epoch of training (Algorithm 1).
+	N1 int `flag:"n1" json:"n1" quick:"15" paper:"50" usage:"configurations AHSC screens"`
+	// N2 is the screened configurations of least μ that AHSC trains fully.
+	N2 int `flag:"n2" json:"n2" quick:"3" paper:"10" usage:"configurations AHSC trains fully"`
+	// Epochs bound a full training on a table (hpobench/util/eval.py: 200, early-stopped).
+	Epochs int `flag:"epochs" json:"epochs" quick:"20" paper:"200" usage:"most epochs of a full training on a table"`
+	// ImageEpochs bound a full training on MNIST or SVHN (the image baselines' 50 epochs).
+	ImageEpochs int `flag:"image-epochs" json:"image-epochs" quick:"2" paper:"50" usage:"most epochs of a full training on MNIST or SVHN"`
+	// Patience and MinDelta are the early stopping of every full training (Keras semantics and
+	// values, as hpobench/util/eval.py, no weight restore), on the validation loss rather than
+	// that code's training loss.
+	Patience int     `flag:"patience" json:"patience" default:"5" usage:"early stopping: epochs without improvement"`
+	MinDelta float64 `flag:"min-delta" json:"min-delta" default:"0.001" usage:"early stopping: least improvement of the validation loss"`
+	// ImageTrain and ImageTest keep stratified subsets of the MNIST and SVHN training and test
+	// images (0: all of them), drawn once for every repeat.
+	ImageTrain int `flag:"image-train" json:"image-train" quick:"2000" paper:"0" usage:"MNIST/SVHN training images kept (0: all)"`
+	ImageTest  int `flag:"image-test" json:"image-test" quick:"1000" paper:"0" usage:"MNIST/SVHN test images kept (0: all)"`
+	// TabRows subsamples larger tables to this many rows (stratified, per repeat; 0: never).
+	TabRows int `flag:"tab-rows" json:"tab-rows" quick:"600" paper:"0" usage:"tables larger than this are subsampled per repeat (0: never)"`
+	// MaxLog2Width caps the OpenML space's widest layer at 2^MaxLog2Width (Table 2: 1024).
+	MaxLog2Width int `flag:"max-log2-width" json:"max-log2-width" quick:"8" paper:"10" usage:"the OpenML space's widest layer is 2^this (4..10)"`
+	// Folds is the stratified cross-validation of the Bayesmark objective (the starter kit's 5).
+	Folds int `flag:"folds" json:"folds" quick:"3" paper:"5" usage:"cross-validation folds of the Bayesmark objective"`
+	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
+	// that the model gets a third of them.
+	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
+}
+
+// The bounds of the count flags (see validate).
+const (
+	maxRepeats = 1000
+	maxBudget  = 2000  // evaluations of a black-box search: HEBO's and TuRBO's Gaussian processes hold budget² floats
+	maxScreen  = 10000 // AHSC's screenings, each one epoch of training
+	maxEpochs  = 100000
+	maxFolds   = 100
+	maxRows    = 1 << 30 // more than any table or image set has: only a limit to catch typos
+)
+
+var (
+	// DefaultMethods are Table 1's columns.
+	DefaultMethods = []string{"ahsc", "random", "tpe", "bohb", "hebo", "turbo"}
+	// Methods are every method the experiment runs: Table 1's and two ablations of the ranking.
+	Methods = []string{"ahsc", "random", "tpe", "bohb", "hebo", "turbo", "ahsc-valloss", "ahsc-hessian"}
+)
+
+// DefaultConfig returns the preset's configuration (quick or paper), finished.
+func DefaultConfig(preset string) *Config {
+	c := &Config{}
+	if err := experiments.ApplyPreset(c, preset); err != nil {
+		panic(err) // an unknown preset, or a malformed tag: a bug caught by the tests
+	}
+	if err := c.Finish(preset); err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Finish derives TPE's start-up trials, puts the methods in canonical form (lower case, each
+// once, in the order given) and validates everything.
+func (c *Config) Finish(string) error {
+	if c.TPEStartup == 0 {
+		c.TPEStartup = min(20, (2*c.Budget+2)/3)
+	}
+	var methods []string
+	for _, m := range c.Methods {
+		m = strings.ToLower(strings.TrimSpace(m))
+		if !slices.Contains(Methods, m) {
+			return experiments.FlagErrorf("methods", "has the unknown method %q: want some of %s", m, strings.Join(Methods, ", "))
+		}
+		if !slices.Contains(methods, m) {
+			methods = append(methods, m)
+		}
+	}
+	if len(methods) == 0 {
+		return experiments.FlagErrorf("methods", "is empty: want some of %s", strings.Join(Methods, ", "))
+	}
+	c.Methods = methods
+	return c.validate()
+}
+
+func (c *Config) validate() error {
+	c.Data = strings.TrimSpace(c.Data)
+	if c.Data != "" {
+		// Absolute, so that the run's identity and a worker started in another folder name
+		// the same file.
+		abs, err := filepath.Abs(c.Data)
+		if err != nil {
+			return experiments.FlagErrorf("data", "%q: %v", c.Data, err)
+		}
+		c.Data = abs
+	}
+	if c.Data == "" {
+		if !slices.Contains(append(allSets(), "all-tabular", "all"), c.Dataset) {
+			return experiments.FlagErrorf("dataset", "%q: want one of %s, all-tabular or all", c.Dataset, strings.Join(allSets(), ", "))
+		}
+		if c.Target != "" || c.Metric != "auto" {
+			return experiments.FlagErrorf("target", "and --metric apply to --data only")
+		}
+	}
+	if c.Protocol != protocolClean && c.Protocol != protocolAuthors {
+		return experiments.FlagErrorf("protocol", "%q: want clean or authors", c.Protocol)
+	}
+	if !slices.Contains([]string{"auto", "auc", "accuracy"}, c.Metric) {
+		return experiments.FlagErrorf("metric", "%q: want auto, auc or accuracy", c.Metric)
+	}
+	// Every repeat's splits are held from the start, and every evaluation's record until the
+	// end; the bounds are far above the paper's sizes and keep both within memory.
+	err := experiments.CheckCounts(
+		experiments.Count{Flag: "repeats", V: c.Repeats, Lo: 1, Hi: maxRepeats},
+		experiments.Count{Flag: "budget", V: c.Budget, Lo: 1, Hi: maxBudget},
+		experiments.Count{Flag: "bayesmark-budget", V: c.BayesmarkBudget, Lo: 1, Hi: maxBudget},
+		experiments.Count{Flag: "n1", V: c.N1, Lo: 1, Hi: maxScreen},
+		experiments.Count{Flag: "n2", V: c.N2, Lo: 1, Hi: maxScreen},
+		experiments.Count{Flag: "epochs", V: c.Epochs, Lo: 1, Hi: maxEpochs},
+		experiments.Count{Flag: "image-epochs", V: c.ImageEpochs, Lo: 1, Hi: maxEpochs},
+		experiments.Count{Flag: "patience", V: c.Patience, Lo: 1, Hi: maxEpochs},
+		experiments.Count{Flag: "folds", V: c.Folds, Lo: 2, Hi: maxFolds},
+		experiments.Count{Flag: "tpe-startup", V: c.TPEStartup, Lo: 1, Hi: maxBudget},
+		experiments.Count{Flag: "image-train", V: c.ImageTrain, Lo: 0, Hi: maxRows},
+		experiments.Count{Flag: "image-test", V: c.ImageTest, Lo: 0, Hi: maxRows},
+		experiments.Count{Flag: "tab-rows", V: c.TabRows, Lo: 0, Hi: maxRows})
+	if err != nil {
+		return err
+	}
+	if c.MaxLog2Width < 4 || c.MaxLog2Width > 10 {
+		return experiments.FlagErrorf("max-log2-width", "%d: want 4 to 10 (Table 2's widths 16 to 1024)", c.MaxLog2Width)
+	}
+	if !(c.MinDelta >= 0) {
+		return experiments.FlagErrorf("min-delta", "%g: want a number ≥ 0", c.MinDelta)
+	}
+	return nil
+}
+
+// datasets lists the datasets a run covers.
+func (c *Config) datasets() []string {
+	switch {
+	case c.Data != "":
+		return []string{c.Data}
+	case c.Dataset == "all":
+		return allSets()
+	case c.Dataset == "all-tabular":
+		return append(slices.Clone(bayesmarkSets), openMLSets...)
+	}
+	return []string{c.Dataset}
+}

@@ -1,0 +1,240 @@
+package ahsc
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hyperflat/hyperflat/experiments"
+)
+
+// StoredRun is one stored ahsc run as the published Table 1 reads it: its assembled result
+// (experiments.Report) and its timing in the store.
+type StoredRun struct {
+	ID     int64
+	Result *experiments.Result
+	// Wall is the run's wall time (its first claim to its last completion), CellSeconds the
+	// sum of its cells' seconds.
+	Wall        time.Duration
+	CellSeconds float64
+}
+
+// protocolOf is a result's --protocol (runs stored before the flag existed are clean).
+func protocolOf(r *experiments.Result) string {
+	if p := r.Params["protocol"]; p != "" {
+		return p
+	}
+	return protocolClean
+}
+
+// Table1Cells is every dataset × protocol × method cell of the stored runs, each from the
+// latest run (highest ID) holding that dataset under that protocol: our mean and median over
+// the repeats (the mean is what Bayesmark and the paper's Bayesmark cells report), the
+// paper's value, whether the cell is statistically best among its dataset's methods (the
+// summary's stats.Compare: pairwise Mann–Whitney U, two-stage Benjamini–Hochberg at 5%), n,
+// Bayesmark's generalization score and the mean seconds of a search.
+func Table1Cells(runs ...StoredRun) (experiments.Table, error) {
+	t := experiments.Table{Name: "table1_cells", Columns: []string{"dataset", "protocol", "method", "metric", "mean", "median", "paper", "best", "n",
+		"generalization_mean", "generalization_median", "mean_seconds", "preset", "run"}}
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b StoredRun) int { return int(b.ID - a.ID) })
+	seen := map[[2]string]bool{}
+	var rows [][]any
+	for _, sr := range sorted {
+		if sr.Result == nil || sr.Result.Experiment != "ahsc" {
+			return t, fmt.Errorf("ahsc: run %d is not an ahsc result", sr.ID)
+		}
+		s := sr.Result.Table("summary")
+		if s == nil {
+			return t, fmt.Errorf("ahsc: run %d has no summary table", sr.ID)
+		}
+		proto := protocolOf(sr.Result)
+		claimed := map[string]bool{}
+		for i := range s.Rows {
+			d := s.String(i, "dataset")
+			if seen[[2]string{d, proto}] {
+				continue // a later run holds this dataset
+			}
+			claimed[d] = true
+			rows = append(rows, []any{d, proto, s.String(i, "method"), s.String(i, "metric"), s.Float(i, "mean"), s.Float(i, "median"),
+				s.Float(i, "paper"), isTrue(s.Value(i, "best")), s.Int(i, "n"), s.Float(i, "generalization_mean"),
+				s.Float(i, "generalization_median"), s.Float(i, "seconds"), sr.Result.Preset, sr.ID})
+		}
+		for d := range claimed {
+			seen[[2]string{d, proto}] = true
+		}
+	}
+	order := allSets()
+	rank := func(d string) int {
+		if i := slices.Index(order, d); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(rows, func(a, b []any) int {
+		if c := strings.Compare(a[1].(string), b[1].(string)); c != 0 {
+			return c // authors before clean
+		}
+		return rank(a[0].(string)) - rank(b[0].(string))
+	})
+	t.Rows = rows
+	return t, nil
+}
+
+func isTrue(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		return x == "true"
+	}
+	return false
+}
+
+// WriteTable1CSV writes the cells as CSV (NaN for a missing value).
+func WriteTable1CSV(w io.Writer, t experiments.Table) error {
+	c := csv.NewWriter(w)
+	if err := c.Write(t.Columns); err != nil {
+		return err
+	}
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for k, v := range row {
+			if f, ok := v.(float64); ok {
+				cells[k] = strconv.FormatFloat(f, 'g', -1, 64)
+			} else {
+				cells[k] = fmt.Sprint(v)
+			}
+		}
+		if err := c.Write(cells); err != nil {
+			return err
+		}
+	}
+	c.Flush()
+	return c.Error()
+}
+
+// Table1Markdown renders the stored runs as the published Table 1: per protocol, a row per
+// dataset and a column per method, each cell our value (the mean for Bayesmark scores, as
+// the paper's are; the median otherwise), ** when statistically best, the paper's value and
+// n; then the runs with their wall times, and every cell's detail.
+func Table1Markdown(command string, runs ...StoredRun) ([]byte, error) {
+	t, err := Table1Cells(runs...)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# AHSC Table 1, reproduced\n\nGenerated from the store by `%s`; do not edit by hand. "+
+		"Cells: our value (mean over repeats for Bayesmark scores, as the paper's Bayesmark cells are; median otherwise), "+
+		"**bold** when no other method is significantly better (pairwise Mann–Whitney U, two-stage Benjamini–Hochberg at 5%%, "+
+		"as the paper), the paper's value in parentheses, n the repeats with a result. The protocols are described in "+
+		"[ahsc-protocol.md](ahsc-protocol.md).\n", command)
+	for _, proto := range []string{protocolAuthors, protocolClean} {
+		writeProtocolTable(&b, t, proto)
+	}
+	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | wall time | cell time |\n|---|---|---|---|---|---|\n")
+	var wall time.Duration
+	var cells float64
+	for _, sr := range runs {
+		var ds []string
+		if s := sr.Result.Table("summary"); s != nil {
+			for i := range s.Rows {
+				if d := s.String(i, "dataset"); !slices.Contains(ds, d) {
+					ds = append(ds, d)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
+			sr.Wall.Round(time.Second), seconds(sr.CellSeconds))
+		wall += sr.Wall
+		cells += sr.CellSeconds
+	}
+	fmt.Fprintf(&b, "\nTotal: %s of wall time, %s of cell time.\n", wall.Round(time.Second), seconds(cells))
+	b.WriteString("\n## Every cell\n\n| dataset | protocol | method | metric | mean | median | paper | best | n | generalization mean | mean seconds | run |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i := range t.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %v | %d | %s | %s | %d |\n", t.String(i, "dataset"), t.String(i, "protocol"),
+			t.String(i, "method"), t.String(i, "metric"), num(t.Float(i, "mean"), 4), num(t.Float(i, "median"), 4), num(t.Float(i, "paper"), 4),
+			isTrue(t.Value(i, "best")), t.Int(i, "n"), num(t.Float(i, "generalization_mean"), 4), num(t.Float(i, "mean_seconds"), 3), t.Int(i, "run"))
+	}
+	return b.Bytes(), nil
+}
+
+// writeProtocolTable writes one protocol's Table 1 layout, if it has cells.
+func writeProtocolTable(b *bytes.Buffer, t experiments.Table, proto string) {
+	var datasets []string
+	methods := []string{}
+	for i := range t.Rows {
+		if t.String(i, "protocol") != proto {
+			continue
+		}
+		if d := t.String(i, "dataset"); !slices.Contains(datasets, d) {
+			datasets = append(datasets, d)
+		}
+		if m := t.String(i, "method"); !slices.Contains(methods, m) {
+			methods = append(methods, m)
+		}
+	}
+	if len(datasets) == 0 {
+		fmt.Fprintf(b, "\n## Protocol %s\n\nNo stored run.\n", proto)
+		return
+	}
+	fmt.Fprintf(b, "\n## Protocol %s\n\n| dataset | metric | %s |\n|---|---|%s\n", proto, strings.Join(methods, " | "), strings.Repeat("---|", len(methods)))
+	for _, d := range datasets {
+		cells := make([]string, len(methods))
+		metric := ""
+		for i := range t.Rows {
+			if t.String(i, "protocol") != proto || t.String(i, "dataset") != d {
+				continue
+			}
+			metric = t.String(i, "metric")
+			k := slices.Index(methods, t.String(i, "method"))
+			cells[k] = markdownCell(metric, t.Float(i, "mean"), t.Float(i, "median"), t.Float(i, "paper"), isTrue(t.Value(i, "best")), t.Int(i, "n"))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", d, metric, strings.Join(cells, " | "))
+	}
+	var missing []string
+	for _, d := range append(slices.Clone(bayesmarkSets), openMLSets...) {
+		if !slices.Contains(datasets, d) {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(b, "\nNot yet run under this protocol (of the 12 tabular datasets): %s.\n", strings.Join(missing, ", "))
+	}
+}
+
+func markdownCell(metric string, mean, median, paper float64, best bool, n int) string {
+	if n == 0 {
+		return "failed"
+	}
+	prec, v := 3, median
+	if metric == "score" {
+		prec, v = 2, mean
+	}
+	cell := num(v, prec)
+	if best {
+		cell = "**" + cell + "**"
+	}
+	if !math.IsNaN(paper) {
+		cell += " (" + num(paper, prec) + ")"
+	}
+	return cell + fmt.Sprintf(" n=%d", n)
+}
+
+func num(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Second)
+}

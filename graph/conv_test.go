@@ -1,0 +1,253 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// refConv computes the three convolution kinds from their definitions, in float64:
+// y[n,f,oh,ow] = Σ_{c,kh,kw} x[n,c,oh·SH−PH+kh, ow·SW−PW+kw]·w[f,c,kh,kw] (padding zero),
+// dx and dw its adjoints for the output adjoint g.
+func refConv(w window, F int, x, filt, g []float64) (y, dx, dw []float64) {
+	y = make([]float64, w.N*F*w.OH*w.OW)
+	dx = make([]float64, w.N*w.C*w.H*w.W)
+	dw = make([]float64, F*w.C*w.KH*w.KW)
+	for n := 0; n < w.N; n++ {
+		for f := 0; f < F; f++ {
+			for oh := 0; oh < w.OH; oh++ {
+				for ow := 0; ow < w.OW; ow++ {
+					o := ((n*F+f)*w.OH+oh)*w.OW + ow
+					for c := 0; c < w.C; c++ {
+						for kh := 0; kh < w.KH; kh++ {
+							ih := oh*w.SH - w.PH + kh
+							if ih < 0 || ih >= w.H {
+								continue
+							}
+							for kw := 0; kw < w.KW; kw++ {
+								iw := ow*w.SW - w.PW + kw
+								if iw < 0 || iw >= w.W {
+									continue
+								}
+								xi := ((n*w.C+c)*w.H+ih)*w.W + iw
+								wi := ((f*w.C+c)*w.KH+kh)*w.KW + kw
+								y[o] += x[xi] * filt[wi]
+								dx[xi] += g[o] * filt[wi]
+								dw[wi] += g[o] * x[xi]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return y, dx, dw
+}
+
+func randSlice(rng *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	return v
+}
+
+func asDense[T Float](v []float64, shape tensor.Shape) *tensor.Dense {
+	d := make([]T, len(v))
+	for i, e := range v {
+		d[i] = T(e)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+}
+
+// TestConvPathsMatchReference checks every convolution kind, on the batched path (image
+// blocks, live taps only; with and without the small maps' gather table) and on the
+// per-image path, against refConv, in float32 and float64:
+// 1×1 and 2×2 maps with padding (dead taps), strides, even kernels with "same" padding, maps
+// above convBatchMaxMap, and a batch split into several blocks.
+func TestConvPathsMatchReference(t *testing.T) {
+	cases := []struct {
+		n, c, h, wd, f, k int
+		g                 Geometry
+	}{
+		{5, 6, 1, 1, 7, 3, Geometry{PadH: 1, PadW: 1}},                           // ResNet's last stage: 1 live tap
+		{4, 5, 2, 2, 6, 3, Geometry{PadH: 1, PadW: 1}},                           // every tap live, tiny map
+		{3, 4, 2, 2, 5, 3, Geometry{StrideH: 2, StrideW: 2, PadH: 1, PadW: 1}},   // 4 live taps
+		{3, 2, 5, 4, 3, 2, SamePadding(2, 2)},                                    // even kernel, extra bottom/right
+		{2, 3, 7, 6, 4, 3, Geometry{StrideH: 2, StrideW: 1, PadH: 1}},            // mixed strides
+		{2, 2, 9, 9, 3, 1, Geometry{StrideH: 2, StrideW: 2}},                     // 1×1 downsample
+		{2, 3, 20, 18, 4, 3, Geometry{PadH: 1, PadW: 1}},                         // map above convBatchMaxMap
+		{2, 1, 28, 28, 4, 7, Geometry{StrideH: 2, StrideW: 2, PadH: 3, PadW: 3}}, // ResNet stem
+		{40, 64, 8, 8, 8, 3, Geometry{PadH: 1, PadW: 1}},                         // several image blocks
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range cases {
+		w, err := newWindow(tensor.Shape{tc.n, tc.c, tc.h, tc.wd}, tc.k, tc.k, tc.g, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randSlice(rng, w.N*w.C*w.H*w.W)
+		filt := randSlice(rng, tc.f*w.C*w.KH*w.KW)
+		g := randSlice(rng, w.N*tc.f*w.OH*w.OW)
+		y, dx, dw := refConv(w, tc.f, x, filt, g)
+		for _, path := range []struct{ batched, table bool }{{true, true}, {true, false}, {false, false}} {
+			batched, table := path.batched, path.table
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				name := fmt.Sprintf("%v f%d batched=%v table=%v %v", w, tc.f, batched, table, dt)
+				tol := 1e-12
+				if dt == tensor.Float32 {
+					tol = 2e-5
+				}
+				for kind, want := range [][]float64{y, dx, dw} {
+					var in0, in1 []float64
+					var s0, s1 tensor.Shape
+					switch convKind(kind) {
+					case convFwd:
+						in0, in1, s0, s1 = x, filt, w.inShape(), w.filterShape(tc.f)
+					case convBackX:
+						in0, in1, s0, s1 = g, filt, w.outShape(tc.f), w.filterShape(tc.f)
+					default:
+						in0, in1, s0, s1 = x, g, w.inShape(), w.outShape(tc.f)
+					}
+					out := [...]tensor.Shape{w.outShape(tc.f), w.inShape(), w.filterShape(tc.f)}[kind]
+					op := &convOp{w: w, f: tc.f, kind: convKind(kind), taps: w.liveTaps(), batched: batched}
+					if batched && table {
+						op.tab = w.gatherTable(op.taps)
+					}
+					op.out, op.dt = out, dt
+					var got []float64
+					if dt == tensor.Float32 {
+						v, err := convDo[float32](op, nil, asDense[float32](in0, s0), asDense[float32](in1, s1))
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, _ = ToFloat64s(v)
+					} else {
+						v, err := convDo[float64](op, nil, asDense[float64](in0, s0), asDense[float64](in1, s1))
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, _ = ToFloat64s(v)
+					}
+					scale := 1.0
+					for _, e := range want {
+						scale = math.Max(scale, math.Abs(e))
+					}
+					for i := range want {
+						if d := math.Abs(got[i] - want[i]); d > tol*scale*10 {
+							t.Fatalf("%s kind %s: element %d is %v, want %v", name, convNames[kind], i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLiveTaps: taps that only ever read padding are the ones dropped.
+func TestLiveTaps(t *testing.T) {
+	for _, tc := range []struct {
+		h, k int
+		g    Geometry
+		want int
+	}{
+		{1, 3, Geometry{PadH: 1, PadW: 1}, 1},
+		{2, 3, Geometry{PadH: 1, PadW: 1}, 9},
+		{2, 3, Geometry{StrideH: 2, StrideW: 2, PadH: 1, PadW: 1}, 4},
+		{7, 3, Geometry{PadH: 1, PadW: 1}, 9},
+	} {
+		w, err := newWindow(tensor.Shape{1, 1, tc.h, tc.h}, tc.k, tc.k, tc.g, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(w.liveTaps()); got != tc.want {
+			t.Errorf("%v: %d live taps, want %d", w, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkConvKinds times each convolution kind on ResNet-18's 3×3 shapes at batch 50
+// (HYPERFLAT_CONV=image for the per-image path).
+func BenchmarkConvKinds(b *testing.B) {
+	for _, s := range [][4]int{{64, 7, 7, 64}, {128, 4, 4, 128}, {256, 2, 2, 256}, {512, 1, 1, 512}} {
+		w, err := newWindow(tensor.Shape{50, s[0], s[1], s[2]}, 3, 3, Geometry{PadH: 1, PadW: 1}, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		F := s[3]
+		rng := rand.New(rand.NewPCG(1, 1))
+		x := asDense[float32](randSlice(rng, w.inShape().TotalSize()), w.inShape())
+		filt := asDense[float32](randSlice(rng, w.filterShape(F).TotalSize()), w.filterShape(F))
+		g := asDense[float32](randSlice(rng, w.outShape(F).TotalSize()), w.outShape(F))
+		for kind := convFwd; kind <= convBackW; kind++ {
+			in := [...][2]*tensor.Dense{{x, filt}, {g, filt}, {x, g}}[kind]
+			out := [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind]
+			op := &convOp{w: w, f: F, kind: kind, taps: w.liveTaps(), batched: w.useBatched() && convPath != "image"}
+			op.tab = w.gatherTable(op.taps)
+			op.out, op.dt = out, tensor.Float32
+			dst := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(out...))
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", convNames[kind], s[0], s[1], s[2]), func(b *testing.B) {
+				b.ReportAllocs()
+				c0 := cpuSecondsNow()
+				for i := 0; i < b.N; i++ {
+					if _, err := convDo[float32](op, dst, in[0], in[1]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				flops := 2.0 * float64(w.N*F*w.OH*w.OW*w.C*len(op.taps))
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric((cpuSecondsNow()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+			})
+		}
+	}
+}
+
+// cpuSecondsNow is the process's user and system CPU time: under load from other processes a
+// less noisy measure than wall time.
+func cpuSecondsNow() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// TestConvDeterministicAcrossCores: the batched path's results are bit-identical whether its
+// blocks and products run on one core or several (Concurrent takes cores away).
+func TestConvDeterministicAcrossCores(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, s := range [][5]int{{50, 64, 7, 7, 64}, {50, 256, 2, 2, 128}, {50, 128, 1, 1, 256}} {
+		w, err := newWindow(tensor.Shape{s[0], s[1], s[2], s[3]}, 3, 3, Geometry{PadH: 1, PadW: 1}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		F := s[4]
+		x := asDense[float32](randSlice(rng, w.inShape().TotalSize()), w.inShape())
+		filt := asDense[float32](randSlice(rng, w.filterShape(F).TotalSize()), w.filterShape(F))
+		g := asDense[float32](randSlice(rng, w.outShape(F).TotalSize()), w.outShape(F))
+		for kind := convFwd; kind <= convBackW; kind++ {
+			in := [...][2]*tensor.Dense{{x, filt}, {g, filt}, {x, g}}[kind]
+			op := &convOp{w: w, f: F, kind: kind, taps: w.liveTaps(), batched: true}
+			op.tab = w.gatherTable(op.taps)
+			op.out, op.dt = [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind], tensor.Float32
+			run := func() []float32 {
+				v, err := convDo[float32](op, nil, in[0], in[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v.Data().([]float32)
+			}
+			all := run()
+			done := Concurrent(64) // every kernel on the calling goroutine
+			one := run()
+			done()
+			for i := range all {
+				if math.Float32bits(all[i]) != math.Float32bits(one[i]) {
+					t.Fatalf("%v %s: element %d is %v on all cores, %v on one", w, convNames[kind], i, all[i], one[i])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,418 @@
+package graph
+
+// The batched convolution path. Image by image (convDo's default), a convolution whose output
+// map is small is a sequence of matrix products with few columns: on ResNet's last stage the
+// map is 1×1, every per-image product has one column, and the filter gradient is 50 rank-1
+// updates that each re-read the whole 9.4 MB filter bank. Here a block of images is laid out
+// side by side, so that each kind is one wide product per block (the layout cuDNN and
+// PyTorch's CPU im2col path use):
+//
+//	cols = [cols(x[n0]) … cols(x[n1−1])]               C·L × B·OH·OW
+//	fwd:   P = W·cols,   y[n] = P[:, n-th block of columns]
+//	backX: cols = Wᵀ·G,  dx[n] = col2im(n-th block of cols), G = [g[n0] … g[n1−1]]
+//	backW: dW += G·colsᵀ  (blocks added in order, so the sum does not depend on cores)
+//
+// and only the L kernel taps that see at least one input pixel are laid out: with a 1×1 map
+// and padding 1, 8 of a 3×3 kernel's 9 taps multiply nothing but padding, and dropping them
+// makes the products 9× smaller. Their filter-gradient entries are exactly zero.
+
+// liveTaps are the kernel taps kh·KW + kw whose window position reads the image for at least
+// one output position.
+func (w window) liveTaps() []int {
+	live := func(k, pad, stride, in, out int) bool {
+		lo := max(ceilDiv(pad-k, stride), 0)
+		hi := min(floorDiv(in-1+pad-k, stride), out-1)
+		return lo <= hi
+	}
+	var taps []int
+	for kh := 0; kh < w.KH; kh++ {
+		if !live(kh, w.PH, w.SH, w.H, w.OH) {
+			continue
+		}
+		for kw := 0; kw < w.KW; kw++ {
+			if live(kw, w.PW, w.SW, w.W, w.OW) {
+				taps = append(taps, kh*w.KW+kw)
+			}
+		}
+	}
+	return taps
+}
+
+// convBatchMaxMap is the largest output map (OH·OW) computed in image blocks: above it the
+// per-image products are already wide enough for the kernels' 24-column blocks, and their
+// workspaces stay small.
+const convBatchMaxMap = 256
+
+// convBlockElems bounds a block's column matrix (elements), so that its workspace stays a few
+// MB whatever the batch.
+const convBlockElems = 1 << 20
+
+// useBatched says whether a convolution takes the batched path.
+func (w window) useBatched() bool {
+	return w.OH*w.OW <= convBatchMaxMap || len(w.liveTaps()) < w.KH*w.KW
+}
+
+// convBlocks splits n images into equal blocks of at most convBlockElems column elements (at
+// least one image each). It depends on the shapes only, never on the cores.
+func convBlocks(n, perImage int) int {
+	blocks := max(1, (n*perImage+convBlockElems-1)/convBlockElems)
+	return min(blocks, max(n, 1))
+}
+
+// convBatchedDo computes op on the batched path; a, b and y are as in convDo.
+func convBatchedDo[T Float](op *convOp, a, b, y []T) {
+	w, F := op.w, op.f
+	taps := op.taps
+	KK, L := w.KH*w.KW, len(taps)
+	C, ohw, chw := w.C, w.OH*w.OW, w.C*w.H*w.W
+	ckl := C * L
+	all := L == KK
+	// the live taps' filters, F × C·L (the filters themselves when every tap is live)
+	var wl []T
+	var wlBuf *[]T
+	switch {
+	case op.kind == convBackW && all:
+		wl = y
+	case op.kind == convBackW:
+		wlBuf = getWorkspace[T](F * ckl)
+		wl = *wlBuf
+	case all:
+		wl = b
+	default:
+		wlBuf = getWorkspace[T](F * ckl)
+		wl = *wlBuf
+		// memory-bound (it reads the whole filter bank: 9.4 MB on ResNet's last stage), so on
+		// every core
+		parallelFor(F, 8, func(lo, hi int) {
+			for fc := lo * C; fc < hi*C; fc++ {
+				src := b[fc*KK:][:KK]
+				dst := wl[fc*L:][:L]
+				for t, k := range taps {
+					dst[t] = src[k]
+				}
+			}
+		})
+	}
+	if op.kind != convBackW && convCachedBlocks(op, a, b, y, wl, taps) {
+		if wlBuf != nil {
+			putWorkspace(wlBuf)
+		}
+		return
+	}
+	blocks := convBlocks(w.N, ckl*ohw)
+	per := (w.N + blocks - 1) / blocks
+	colsBuf := getWorkspace[T](ckl * per * ohw)
+	gBuf := getWorkspace[T](F * per * ohw)
+	for n0 := 0; n0 < w.N; n0 += per {
+		n1 := min(n0+per, w.N)
+		ld := (n1 - n0) * ohw
+		cols, gp := (*colsBuf)[:ckl*ld], (*gBuf)[:F*ld]
+		switch op.kind {
+		case convFwd:
+			parallelFor(n1-n0, 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					im2colConv(op, a[(n0+i)*chw:][:chw], cols, ld, i*ohw)
+				}
+			})
+			gemmAcc(false, false, F, ld, ckl, wl, cols, 0, gp)
+			scatterBlocks(gp, y[n0*F*ohw:], F, n1-n0, ohw)
+		case convBackX:
+			gatherBlocks(a[n0*F*ohw:], gp, F, n1-n0, ohw)
+			gemmAcc(true, false, ckl, ld, F, wl, gp, 0, cols)
+			parallelFor(n1-n0, 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					img := y[(n0+i)*chw:][:chw]
+					clear0(img)
+					col2imConv(op, cols, ld, i*ohw, img)
+				}
+			})
+		case convBackW:
+			parallelFor(n1-n0, 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					im2colConv(op, a[(n0+i)*chw:][:chw], cols, ld, i*ohw)
+				}
+			})
+			gatherBlocks(b[n0*F*ohw:], gp, F, n1-n0, ohw)
+			beta := T(1)
+			if n0 == 0 {
+				beta = 0
+			}
+			gemmAcc(false, true, F, ckl, ld, gp, cols, beta, wl)
+		}
+	}
+	if op.kind == convBackW {
+		if w.N == 0 {
+			clear0(wl)
+		}
+		if !all {
+			parallelFor(F, 8, func(lo, hi int) {
+				dst := y[lo*C*KK : hi*C*KK]
+				clear0(dst)
+				for fc := lo * C; fc < hi*C; fc++ {
+					row := y[fc*KK:][:KK]
+					for t, k := range taps {
+						row[k] = wl[fc*L+t]
+					}
+				}
+			})
+		}
+	}
+	putWorkspace(colsBuf)
+	putWorkspace(gBuf)
+	if wlBuf != nil {
+		putWorkspace(wlBuf)
+	}
+}
+
+// convCacheElems bounds the column matrix of a block that one core lays out and multiplies
+// at once (elements): small enough that it is still in that core's L2 cache when the product
+// reads it back, and wide enough (a few hundred columns) for the kernels' 24-column blocks.
+const convCacheElems = 1 << 17
+
+// convMinCols is the fewest columns a cache-sized block has: narrower products waste the
+// kernels' 24-column blocks and re-read the filters once per block.
+const convMinCols = 192
+
+// convCachedBlocks computes a forward or input-gradient convolution in cache-sized blocks of
+// images, the blocks split across cores, each core laying out and multiplying its own (one
+// synchronization per op instead of two per block). It reports false, doing nothing, when the
+// batch makes fewer than two such blocks: the caller then multiplies one wide block on all
+// cores.
+func convCachedBlocks[T Float](op *convOp, a, b, y, wl []T, taps []int) bool {
+	w, F := op.w, op.f
+	ckl, ohw, chw := w.C*len(taps), w.OH*w.OW, w.C*w.H*w.W
+	per := max(1, convCacheElems/max(ckl*ohw, 1), (convMinCols+ohw-1)/ohw)
+	blocks := (w.N + per - 1) / per
+	if blocks < 2 {
+		return false
+	}
+	per = (w.N + blocks - 1) / blocks // balanced
+	parallelFor(blocks, 1, func(lo, hi int) {
+		colsBuf := getWorkspace[T](ckl * per * ohw)
+		gBuf := getWorkspace[T](F * per * ohw)
+		for blk := lo; blk < hi; blk++ {
+			n0, n1 := blk*per, min((blk+1)*per, w.N)
+			if n0 >= n1 {
+				continue
+			}
+			ld := (n1 - n0) * ohw
+			cols, gp := (*colsBuf)[:ckl*ld], (*gBuf)[:F*ld]
+			if op.kind == convFwd {
+				for i := 0; i < n1-n0; i++ {
+					im2colConv(op, a[(n0+i)*chw:][:chw], cols, ld, i*ohw)
+				}
+				gemmSerial(false, false, F, ld, ckl, wl, cols, 0, gp)
+				scatterBlocks(gp, y[n0*F*ohw:], F, n1-n0, ohw)
+				continue
+			}
+			gatherBlocks(a[n0*F*ohw:], gp, F, n1-n0, ohw)
+			gemmSerial(true, false, ckl, ld, F, wl, gp, 0, cols)
+			for i := 0; i < n1-n0; i++ {
+				img := y[(n0+i)*chw:][:chw]
+				clear0(img)
+				col2imConv(op, cols, ld, i*ohw, img)
+			}
+		}
+		putWorkspace(colsBuf)
+		putWorkspace(gBuf)
+	})
+	return true
+}
+
+// im2colConv and col2imConv lay out and add back one image on the batched path, through the op's
+// gather table where it has one.
+func im2colConv[T Float](op *convOp, img, cols []T, ld, col0 int) {
+	if op.tab != nil {
+		im2colTable(op.w, op.tab, len(op.taps), img, cols, ld, col0)
+		return
+	}
+	im2colTaps(op.w, op.taps, img, cols, ld, col0)
+}
+
+func col2imConv[T Float](op *convOp, cols []T, ld, col0 int, img []T) {
+	if op.tab != nil {
+		col2imTable(op.w, op.tab, len(op.taps), cols, ld, col0, img)
+		return
+	}
+	col2imTaps(op.w, op.taps, cols, ld, col0, img)
+}
+
+// scatterBlocks copies P (F × nb·ohw, image blocks side by side) into nb images of F × ohw.
+func scatterBlocks[T Float](p, y []T, F, nb, ohw int) {
+	ld := nb * ohw
+	if ohw == 1 { // a transpose: walk the destination in order
+		for i := 0; i < nb; i++ {
+			row := y[i*F:][:F]
+			for f := range row {
+				row[f] = p[f*ld+i]
+			}
+		}
+		return
+	}
+	for i := 0; i < nb; i++ {
+		for f := 0; f < F; f++ {
+			copy(y[(i*F+f)*ohw:][:ohw], p[f*ld+i*ohw:])
+		}
+	}
+}
+
+// gatherBlocks is the inverse of scatterBlocks: nb images of F × ohw into G (F × nb·ohw).
+func gatherBlocks[T Float](g, p []T, F, nb, ohw int) {
+	ld := nb * ohw
+	if ohw == 1 {
+		for i := 0; i < nb; i++ {
+			row := g[i*F:][:F]
+			for f, e := range row {
+				p[f*ld+i] = e
+			}
+		}
+		return
+	}
+	for i := 0; i < nb; i++ {
+		for f := 0; f < F; f++ {
+			copy(p[f*ld+i*ohw:][:ohw], g[(i*F+f)*ohw:])
+		}
+	}
+}
+
+// convTableMaxMap is the largest output map laid out through a gather table: on smaller maps
+// (ResNet's 4×4 and 2×2 stages) a window row is a few elements, and per-row copies cost more
+// in bookkeeping than they move.
+const convTableMaxMap = 16
+
+// gatherTable is, for every live tap t and output position p of one plane, the offset in the
+// input plane that position reads, or −1 where it reads padding; nil for maps above
+// convTableMaxMap.
+func (w window) gatherTable(taps []int) []int32 {
+	np := w.OH * w.OW
+	if np > convTableMaxMap {
+		return nil
+	}
+	tab := make([]int32, len(taps)*np)
+	for t, k := range taps {
+		kh, kw := k/w.KW, k%w.KW
+		for oh := 0; oh < w.OH; oh++ {
+			for ow := 0; ow < w.OW; ow++ {
+				ih, iw := oh*w.SH-w.PH+kh, ow*w.SW-w.PW+kw
+				at := int32(-1)
+				if ih >= 0 && ih < w.H && iw >= 0 && iw < w.W {
+					at = int32(ih*w.W + iw)
+				}
+				tab[t*np+oh*w.OW+ow] = at
+			}
+		}
+	}
+	return tab
+}
+
+// im2colTable is im2colTaps through a gather table.
+func im2colTable[T Float](w window, tab []int32, L int, img, cols []T, ld, col0 int) {
+	np, hw := w.OH*w.OW, w.H*w.W
+	for c := 0; c < w.C; c++ {
+		plane := img[c*hw:][:hw]
+		for t := 0; t < L; t++ {
+			dst := cols[(c*L+t)*ld+col0:][:np]
+			for p, at := range tab[t*np:][:np] {
+				var v T
+				if at >= 0 {
+					v = plane[at]
+				}
+				dst[p] = v
+			}
+		}
+	}
+}
+
+// col2imTable is col2imTaps through a gather table.
+func col2imTable[T Float](w window, tab []int32, L int, cols []T, ld, col0 int, img []T) {
+	np, hw := w.OH*w.OW, w.H*w.W
+	for c := 0; c < w.C; c++ {
+		plane := img[c*hw:][:hw]
+		for t := 0; t < L; t++ {
+			src := cols[(c*L+t)*ld+col0:][:np]
+			for p, at := range tab[t*np:][:np] {
+				if at >= 0 {
+					plane[at] += src[p]
+				}
+			}
+		}
+	}
+}
+
+// im2colTaps lays out the windows of one C×H×W image (w.N is ignored) at the live taps only:
+// row c·L + t of cols (leading dimension ld), columns col0 … col0 + OH·OW − 1, holds tap
+// taps[t] of channel c at every output position; padding reads as zero.
+func im2colTaps[T Float](w window, taps []int, img, cols []T, ld, col0 int) {
+	L, np := len(taps), w.OH*w.OW
+	if np == 1 && w.SH == 1 && w.SW == 1 && w.H == 1 && w.W == 1 {
+		// a 1×1 map (ResNet's last stage): the one live tap reads the pixel itself
+		for c := 0; c < w.C; c++ {
+			for t := range taps {
+				cols[(c*L+t)*ld+col0] = img[c]
+			}
+		}
+		return
+	}
+	shift := w.SH == 1 && w.SW == 1 && w.OW == w.W && w.OH <= w.H+w.PH
+	for c := 0; c < w.C; c++ {
+		plane := img[c*w.H*w.W:][:w.H*w.W]
+		for t, k := range taps {
+			kh, kw := k/w.KW, k%w.KW
+			dst := cols[(c*L+t)*ld+col0:][:np]
+			if shift {
+				im2colShift(w, plane, dst, kh, kw)
+				continue
+			}
+			im2colTap(w, plane, dst, kh, kw)
+		}
+	}
+}
+
+// col2imTaps is the adjoint of im2colTaps: it adds the image's columns back into its windows.
+// It may zero elements of cols that no window position reads (cols is scratch).
+func col2imTaps[T Float](w window, taps []int, cols []T, ld, col0 int, img []T) {
+	L, np := len(taps), w.OH*w.OW
+	if np == 1 && w.SH == 1 && w.SW == 1 && w.H == 1 && w.W == 1 {
+		for c := 0; c < w.C; c++ {
+			for t := range taps {
+				img[c] += cols[(c*L+t)*ld+col0]
+			}
+		}
+		return
+	}
+	shift := w.SH == 1 && w.SW == 1 && w.OW == w.W
+	for c := 0; c < w.C; c++ {
+		plane := img[c*w.H*w.W:][:w.H*w.W]
+		for t, k := range taps {
+			kh, kw := k/w.KW, k%w.KW
+			src := cols[(c*L+t)*ld+col0:][:np]
+			if shift { // cols is scratch here: col2imShift may zero its wrapped elements
+				col2imShift(w, src, plane, kh, kw)
+				continue
+			}
+			lo := max(ceilDiv(w.PW-kw, w.SW), 0)
+			hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
+			hi = max(hi, lo)
+			for oh := 0; oh < w.OH; oh++ {
+				ih := oh*w.SH - w.PH + kh
+				if ih < 0 || ih >= w.H {
+					continue
+				}
+				seg := src[oh*w.OW:][lo:hi]
+				in := plane[ih*w.W:][:w.W]
+				iw := lo*w.SW - w.PW + kw
+				if w.SW == 1 {
+					in = in[iw:][:len(seg)]
+					for j, e := range seg {
+						in[j] += e
+					}
+				} else {
+					for _, e := range seg {
+						in[iw] += e
+						iw += w.SW
+					}
+				}
+			}
+		}
+	}
+}

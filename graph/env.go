@@ -1,0 +1,100 @@
+package graph
+
+import (
+	"fmt"
+	"os"
+)
+
+// The environment switches of package graph, for comparisons and debugging. They are read
+// here and nowhere else, once, at start-up, from one table, in the manner of Go's
+// internal/godebugs: README.md's "Environment switches" table lists the same rows
+// (TestEnvSwitchesMatchREADME), and tests change a switch through setSwitch, which restores
+// it afterwards, rather than by assigning the variables it sets.
+
+// envSwitch is one environment variable of the package.
+type envSwitch struct {
+	name    string
+	def     string // what holds when the variable is unset or empty
+	meaning string
+	// set applies the value v ("" when unset), or reports why it is not one.
+	set   func(v string) error
+	value string // the value in effect
+}
+
+var envSwitches = []envSwitch{
+	{
+		name:    "HYPERFLAT_NOFUSE",
+		def:     "fusion on",
+		meaning: "any non-empty value: Compile fuses no elementwise chains, for comparisons",
+		set:     func(v string) error { fuseEnabled = v == ""; return nil },
+	},
+	{
+		name:    "HYPERFLAT_SGEMM",
+		def:     "chosen by shape",
+		meaning: "blas: float32 matrix products always use the BLAS; kernels: always graph's AVX2/FMA kernels, for comparisons",
+		set: func(v string) error {
+			switch v {
+			case "", "blas", "kernels":
+				sgemmMode = v
+				return nil
+			}
+			return fmt.Errorf("want blas or kernels")
+		},
+	},
+	{
+		name:    "HYPERFLAT_CONV",
+		def:     "batched for small output maps",
+		meaning: "image: every convolution runs image by image, for comparisons with the batched path",
+		set: func(v string) error {
+			switch v {
+			case "", "image":
+				convPath = v
+				return nil
+			}
+			return fmt.Errorf("want image")
+		},
+	},
+	{
+		name:    "HYPERFLAT_FUSEDUMP",
+		def:     "off",
+		meaning: "any non-empty value: Compile prints every fused kernel (its ops, operands and block sizes) to stderr",
+		set:     func(v string) error { fuseDump = v != ""; return nil },
+	},
+}
+
+// What the switches set.
+var (
+	fuseEnabled = true // Compile fuses elementwise chains (fuse.go)
+	fuseDump    bool   // Compile prints the kernels it fuses
+	sgemmMode   string // "", "blas" or "kernels" (useSgemmKernels)
+	convPath    string // "" or "image" (convOp)
+)
+
+func init() {
+	for i := range envSwitches {
+		s := &envSwitches[i]
+		if err := s.apply(os.Getenv(s.name)); err != nil {
+			// no caller to return the error to, and a misspelt value must not pass unnoticed
+			fmt.Fprintf(os.Stderr, "graph: ignoring %v\n", err)
+		}
+	}
+}
+
+// apply puts value v of the switch in effect.
+func (s *envSwitch) apply(v string) error {
+	if err := s.set(v); err != nil {
+		return fmt.Errorf("%s=%q: %w", s.name, v, err)
+	}
+	s.value = v
+	return nil
+}
+
+// lookupSwitch returns the switch of that name.
+func lookupSwitch(name string) (*envSwitch, error) {
+	for i := range envSwitches {
+		if envSwitches[i].name == name {
+			return &envSwitches[i], nil
+		}
+	}
+	return nil, fmt.Errorf("graph: no environment switch %s", name)
+}

@@ -1,0 +1,29 @@
+package vec
+
+// The optimizer kernels: Go does not vectorize the per-element updates of Adam or the
+// non-finite scans that guard every step, and on a small model they cost as much as the
+// step's matrix products. Each processes the largest multiple of 8 (float32) or 4 (float64)
+// elements; callers finish the tail with the scalar loop the kernels reproduce bit for bit
+// (no fused multiply-adds; sqrt and division are correctly rounded in both).
+
+// AdamF32 applies m ← m + c[0]·(g′ − m), v ← c[1]·v + (c[2]·g′)·g′,
+// p ← p − c[3]·(m / (√v / c[4] + c[5])) with g′ = gr + c[6]·p when wd != 0 (else gr), and
+// reports whether any new p is NaN or infinite.
+//
+//go:noescape
+func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
+
+// AdamF64 is AdamF32 in float64 (n a multiple of 4).
+//
+//go:noescape
+func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
+
+// NonFiniteF32 reports whether any of x[0:n] is NaN or infinite.
+//
+//go:noescape
+func NonFiniteF32(x *float32, n int) bool
+
+// NonFiniteF64 reports whether any of x[0:n] is NaN or infinite (n a multiple of 4).
+//
+//go:noescape
+func NonFiniteF64(x *float64, n int) bool
