@@ -1,8 +1,6 @@
 package convexity
 
 import (
-	"math"
-
 	"github.com/hyperflat/hyperflat/losses"
 )
 
@@ -14,22 +12,9 @@ func microAUC(s losses.Scores, labels []int) (float64, error) {
 	if s.K == 1 {
 		return losses.ROCAUC(s.Values, labels)
 	}
-	probs := make([]float64, len(s.Values))
+	probs := losses.Softmax(s).Values
 	hit := make([]int, len(s.Values))
 	for i := range s.N {
-		row := s.Values[i*s.K : (i+1)*s.K]
-		top := math.Inf(-1)
-		for _, v := range row {
-			top = math.Max(top, v)
-		}
-		sum := 0.0
-		for c, v := range row {
-			probs[i*s.K+c] = math.Exp(v - top)
-			sum += probs[i*s.K+c]
-		}
-		for c := range row {
-			probs[i*s.K+c] /= sum
-		}
 		if i < len(labels) && labels[i] >= 0 && labels[i] < s.K {
 			hit[i*s.K+labels[i]] = 1
 		}

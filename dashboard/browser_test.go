@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hyperflat/hyperflat/experiments"
 )
 
 // chromium finds a headless-capable Chromium: Debian's package installs /usr/bin/chromium.
@@ -72,7 +74,7 @@ func TestBrowser(t *testing.T) {
 	summary := res.Table("summary")
 	for i := range summary.Rows {
 		for _, col := range []string{"method", "test_mse", "objective"} {
-			if v := cellString(summary.Value(i, col)); !strings.Contains(dom, ">"+v+"</td>") {
+			if v := experiments.FormatCell(summary.Value(i, col)); !strings.Contains(dom, ">"+v+"</td>") {
 				t.Errorf("the rendered page has no cell %q (summary row %d, %s)", v, i, col)
 			}
 		}

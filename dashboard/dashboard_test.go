@@ -136,7 +136,7 @@ func TestEndpoints(t *testing.T) {
 	run := runs[0]
 	res := storedResult(t, st, run.ID)
 	summary := res.Table("summary")
-	mse := cellString(summary.Rows[0][summary.Column("test_mse")])
+	mse := experiments.FormatCell(summary.Rows[0][summary.Column("test_mse")])
 	var report bytes.Buffer
 	if err := res.Write(&report, "table"); err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestEndpoints(t *testing.T) {
 		{base + "/tables/summary.json", "application/json", []string{`"name": "summary"`, `"test_mse"`}},
 		{base + "/tables/path_bic.csv", "text/csv", []string{"repeat,step,feature,objective,test_mse\n"}},
 		{base + "/figures/" + png, "image/png", []string{"\x89PNG"}},
-		{base + "/figures/distribution_" + cellString(summary.Rows[0][0]) + ".svg", "image/svg+xml", []string{"<svg", "validation", "bic"}},
+		{base + "/figures/distribution_" + experiments.FormatCell(summary.Rows[0][0]) + ".svg", "image/svg+xml", []string{"<svg", "validation", "bic"}},
 		{"/static/style.css", "text/css", []string{"body"}},
 		{"/static/live.js", "text/javascript", []string{"EventSource"}},
 	} {

@@ -2,13 +2,11 @@ package dashboard
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"html/template"
 	"io"
-	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -292,7 +290,7 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 				cells := make([]cellView, len(row))
 				for k, c := range row {
 					_, text := c.(string)
-					cells[k] = cellView{Text: cellString(c), Num: !text && c != nil}
+					cells[k] = cellView{Text: experiments.FormatCell(c), Num: !text && c != nil}
 				}
 				tv.Rows = append(tv.Rows, cells)
 			}
@@ -386,41 +384,6 @@ func (e *resultEntry) figures(s *Server) figureSet {
 	return e.figs
 }
 
-// cellString formats a table cell as Result.Write's table and CSV formats do, so that the
-// page and the downloads show what hyperflat report prints.
-func cellString(v any) string {
-	switch x := v.(type) {
-	case float64:
-		if math.IsNaN(x) {
-			return "NaN"
-		}
-		return strconv.FormatFloat(x, 'g', 5, 64)
-	case float32:
-		return strconv.FormatFloat(float64(x), 'g', 5, 32)
-	case nil:
-		return ""
-	}
-	return fmt.Sprint(v)
-}
-
-func writeCSV(w io.Writer, t *experiments.Table) error {
-	c := csv.NewWriter(w)
-	if err := c.Write(t.Columns); err != nil {
-		return err
-	}
-	cells := make([]string, len(t.Columns))
-	for _, row := range t.Rows {
-		for k, v := range row {
-			cells[k] = cellString(v)
-		}
-		if err := c.Write(cells); err != nil {
-			return err
-		}
-	}
-	c.Flush()
-	return c.Error()
-}
-
 // writeTableJSON writes one table as Result.Write's JSON holds it: full precision, NaN and
 // infinities as null.
 func writeTableJSON(w io.Writer, t *experiments.Table) error {
@@ -428,10 +391,7 @@ func writeTableJSON(w io.Writer, t *experiments.Table) error {
 	for i, row := range t.Rows {
 		rows[i] = make([]any, len(row))
 		for k, v := range row {
-			if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
-				v = nil
-			}
-			rows[i][k] = v
+			rows[i][k] = experiments.JSONCell(v)
 		}
 	}
 	enc := json.NewEncoder(w)

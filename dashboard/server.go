@@ -335,7 +335,7 @@ func (s *Server) handleTable(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if format == "csv" {
-		err = writeCSV(&buf, t)
+		err = t.WriteCSV(&buf)
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	} else {
 		err = writeTableJSON(&buf, t)

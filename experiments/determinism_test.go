@@ -60,15 +60,7 @@ func TestDeterminismAudit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.needs != "" {
-				if _, err := os.Stat(filepath.Join(dataDir, c.needs)); err != nil {
-					t.Skipf("needs %s under the data directory %q (set %s): %v", c.needs, dataDir, datasets.EnvDataDir, err)
-				}
-			}
-			e, err := all.Experiments().Lookup(c.name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := lookupWithData(t, c.name, dataDir, c.needs)
 			c.params["repeats"] = "1"
 			cfg, err := e.Configure(Quick, c.params)
 			if err != nil {
@@ -112,4 +104,20 @@ func TestDeterminismAudit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lookupWithData returns the named experiment, skipping the test when needs (a data file
+// relative to dataDir; "" for none) is absent.
+func lookupWithData(t *testing.T, name, dataDir, needs string) Experiment {
+	t.Helper()
+	if needs != "" {
+		if _, err := os.Stat(filepath.Join(dataDir, needs)); err != nil {
+			t.Skipf("needs %s under the data directory %q (set %s): %v", needs, dataDir, datasets.EnvDataDir, err)
+		}
+	}
+	e, err := all.Experiments().Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -36,15 +36,7 @@ func TestEveryFigureType(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.needs != "" {
-				if _, err := os.Stat(filepath.Join(dataDir, c.needs)); err != nil {
-					t.Skipf("needs %s under the data directory %q (set %s): %v", c.needs, dataDir, datasets.EnvDataDir, err)
-				}
-			}
-			e, err := all.Experiments().Lookup(c.name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := lookupWithData(t, c.name, dataDir, c.needs)
 			cfg, err := e.Configure(Quick, c.params)
 			if err != nil {
 				t.Fatal(err)

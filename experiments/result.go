@@ -127,7 +127,9 @@ func (r *Result) Table(name string) *Table {
 	return nil
 }
 
-func cellString(v any) string {
+// FormatCell formats a table cell as the table and CSV outputs print it (5 significant
+// digits, NaN spelled out, nil empty).
+func FormatCell(v any) string {
 	switch x := v.(type) {
 	case float64:
 		if math.IsNaN(x) {
@@ -142,8 +144,9 @@ func cellString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// jsonCell keeps JSON valid: NaN and infinities become null.
-func jsonCell(v any) any {
+// JSONCell is a table cell as the JSON output holds it: NaN and infinities, which JSON
+// numbers cannot hold, become null.
+func JSONCell(v any) any {
 	if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
 		return nil
 	}
@@ -163,7 +166,7 @@ func (r *Result) Write(w io.Writer, format string) error {
 			for j, row := range t.Rows {
 				cells := make([]any, len(row))
 				for k, c := range row {
-					cells[k] = jsonCell(c)
+					cells[k] = JSONCell(c)
 				}
 				out.Tables[i].Rows[j] = cells
 			}
@@ -180,7 +183,7 @@ func (r *Result) Write(w io.Writer, format string) error {
 				fmt.Fprintln(w)
 			}
 			fmt.Fprintf(w, "# %s\n", t.Name)
-			if err := writeCSV(w, t); err != nil {
+			if err := t.WriteCSV(w); err != nil {
 				return err
 			}
 		}
@@ -191,7 +194,9 @@ func (r *Result) Write(w io.Writer, format string) error {
 	return fmt.Errorf("unknown format %q", format)
 }
 
-func writeCSV(w io.Writer, t Table) error {
+// WriteCSV writes the table as CSV: a header of its columns, then its rows as FormatCell
+// prints them.
+func (t *Table) WriteCSV(w io.Writer) error {
 	c := csv.NewWriter(w)
 	if err := c.Write(t.Columns); err != nil {
 		return err
@@ -199,7 +204,7 @@ func writeCSV(w io.Writer, t Table) error {
 	for _, row := range t.Rows {
 		cells := make([]string, len(row))
 		for k, v := range row {
-			cells[k] = cellString(v)
+			cells[k] = FormatCell(v)
 		}
 		if err := c.Write(cells); err != nil {
 			return err
@@ -221,7 +226,7 @@ func (r *Result) SaveTables(dir string) error {
 	}
 	for _, t := range r.Tables {
 		p := filepath.Join(dir, t.Name+".csv")
-		if err := WriteArtifact(p, func(w io.Writer) error { return writeCSV(w, t) }); err != nil {
+		if err := WriteArtifact(p, func(w io.Writer) error { return t.WriteCSV(w) }); err != nil {
 			return err
 		}
 		r.Artifacts = append(r.Artifacts, p)
@@ -317,7 +322,7 @@ func (r *Result) WriteTables(w io.Writer, all bool) error {
 		for _, row := range notes.Rows {
 			cells := make([]string, len(row))
 			for k, c := range row {
-				cells[k] = cellString(c)
+				cells[k] = FormatCell(c)
 			}
 			// One line each, however long the reason: the whole text is in --verbose.
 			fmt.Fprintln(w, textable.Abbreviate("note: "+strings.Join(cells, ": "), textable.Width))
@@ -367,7 +372,7 @@ func writeText(w io.Writer, t Table) error {
 	for j, row := range t.Rows {
 		rows[j] = make([]string, len(row))
 		for k, c := range row {
-			rows[j][k] = cellString(c)
+			rows[j][k] = FormatCell(c)
 		}
 	}
 	return textable.Render(w, t.Columns, rows, textable.Width)

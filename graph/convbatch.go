@@ -390,29 +390,7 @@ func col2imTaps[T Float](w window, taps []int, cols []T, ld, col0 int, img []T) 
 				col2imShift(w, src, plane, kh, kw)
 				continue
 			}
-			lo := max(ceilDiv(w.PW-kw, w.SW), 0)
-			hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
-			hi = max(hi, lo)
-			for oh := 0; oh < w.OH; oh++ {
-				ih := oh*w.SH - w.PH + kh
-				if ih < 0 || ih >= w.H {
-					continue
-				}
-				seg := src[oh*w.OW:][lo:hi]
-				in := plane[ih*w.W:][:w.W]
-				iw := lo*w.SW - w.PW + kw
-				if w.SW == 1 {
-					in = in[iw:][:len(seg)]
-					for j, e := range seg {
-						in[j] += e
-					}
-				} else {
-					for _, e := range seg {
-						in[iw] += e
-						iw += w.SW
-					}
-				}
-			}
+			col2imTap(w, src, plane, kh, kw)
 		}
 	}
 }

@@ -274,30 +274,7 @@ func col2imImage[T Float](w window, cols, img []T) {
 		plane := img[c*w.H*w.W:][:w.H*w.W]
 		for kh := 0; kh < w.KH; kh++ {
 			for kw := 0; kw < w.KW; kw++ {
-				src := cols[((c*w.KH+kh)*w.KW+kw)*np:][:np]
-				lo := max(ceilDiv(w.PW-kw, w.SW), 0)
-				hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
-				hi = max(hi, lo)
-				for oh := 0; oh < w.OH; oh++ {
-					ih := oh*w.SH - w.PH + kh
-					if ih < 0 || ih >= w.H {
-						continue
-					}
-					seg := src[oh*w.OW:][lo:hi]
-					in := plane[ih*w.W:][:w.W]
-					iw := lo*w.SW - w.PW + kw
-					if w.SW == 1 {
-						in = in[iw:][:len(seg)]
-						for k, e := range seg {
-							in[k] += e
-						}
-					} else {
-						for _, e := range seg {
-							in[iw] += e
-							iw += w.SW
-						}
-					}
-				}
+				col2imTap(w, cols[((c*w.KH+kh)*w.KW+kw)*np:][:np], plane, kh, kw)
 			}
 		}
 	}
@@ -319,6 +296,34 @@ func gemmKernels[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 		}
 	}
 	gemmSerial(ta, tb, m, n, k, a, b, beta, c)
+}
+
+// col2imTap adds tap (kh, kw) of src (OH·OW long) back into one channel's plane, skipping
+// the positions that read padding: the adjoint of im2colTap.
+func col2imTap[T Float](w window, src, plane []T, kh, kw int) {
+	lo := max(ceilDiv(w.PW-kw, w.SW), 0)
+	hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
+	hi = max(hi, lo)
+	for oh := 0; oh < w.OH; oh++ {
+		ih := oh*w.SH - w.PH + kh
+		if ih < 0 || ih >= w.H {
+			continue
+		}
+		seg := src[oh*w.OW:][lo:hi]
+		in := plane[ih*w.W:][:w.W]
+		iw := lo*w.SW - w.PW + kw
+		if w.SW == 1 {
+			in = in[iw:][:len(seg)]
+			for k, e := range seg {
+				in[k] += e
+			}
+		} else {
+			for _, e := range seg {
+				in[iw] += e
+				iw += w.SW
+			}
+		}
+	}
 }
 
 // im2colTap lays out tap (kh, kw) of one channel's plane at every output position, dst
