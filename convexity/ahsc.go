@@ -272,8 +272,23 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 	if samples <= 0 {
 		samples = 16
 	}
+	c, err := NewTrainingCurvature(m, t, rows)
+	if err != nil {
+		return 0, err
+	}
+	e, err := c.FrobeniusSq(ctx, rng, samples)
+	return e.Mean, err
+}
+
+// NewTrainingCurvature is the curvature, in m's parameters at their current values, of the
+// task's training risk (t.Loss, in inference mode, without weight decay) on the first rows
+// examples of t.Train (all of them when rows ≤ 0): what ByHessian ranks by, and what a caller
+// compares μ against (experiments/premise).
+func NewTrainingCurvature(m layers.FeatureModel, t *Task, rows int) (*Curvature, error) {
 	ds := t.Train
-	rows = min(rows, ds.N)
+	if rows <= 0 || rows > ds.N {
+		rows = ds.N
+	}
 	net := m.Net()
 	k := 1
 	if t.Loss != losses.Binary {
@@ -282,7 +297,7 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 	x := net.Input("hessian.x", append([]int{rows}, ds.Shape...)...)
 	y := net.Input("hessian.y", rows, k)
 	if err := G.Let(x, layers.NewTensor(net.Dtype(), ds.X[:rows*ds.D], append([]int{rows}, ds.Shape...)...)); err != nil {
-		return 0, err
+		return nil, err
 	}
 	labels := make([]float64, rows*k)
 	for i := 0; i < rows; i++ {
@@ -293,11 +308,11 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 		}
 	}
 	if err := G.Let(y, layers.NewTensor(net.Dtype(), labels, rows, k)); err != nil {
-		return 0, err
+		return nil, err
 	}
 	logits, err := m.Logits(x, layers.NewPass(layers.Eval))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	kind := t.Loss
 	if kind == "" {
@@ -305,12 +320,7 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 	}
 	loss, err := losses.Risk(kind, logits, y)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	c, err := NewCurvature(loss, net.ParamNodes())
-	if err != nil {
-		return 0, err
-	}
-	e, err := c.FrobeniusSq(ctx, rng, samples)
-	return e.Mean, err
+	return NewCurvature(loss, net.ParamNodes())
 }

@@ -93,4 +93,6 @@ func TestOptimKernelsScalarPath(t *testing.T) {
 	haveVec = false
 	TestAdamUpdateMatchesScalar(t)
 	TestFirstNonFinite(t)
+	TestRMSpropUpdateMatchesScalar(t)
+	TestLangevinMoveMatchesScalar(t)
 }

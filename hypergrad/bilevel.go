@@ -37,7 +37,7 @@ type Chain struct {
 	grads     []*G.Node // ∇_θ InnerLoss
 	sqA       *G.Node   // ‖a_t‖²
 	regGrads  []*G.Node // ∇_λ ½‖a_t‖² at fixed θ_t
-	risk      *Unrolled
+	risk      Estimator
 	paramVals []*tensor.Dense
 }
 
@@ -56,7 +56,7 @@ var NonNegative = Bound{0, math.Inf(1)}
 // DEShawResearch/PACBayesHyperOpt weight_decay/weight_decay.py), over one or more chains.
 //
 // Every outer step on λ (the one at the end of each hyper-step, and with Form Sum the online
-// ones after each inner step) is guarded:
+// ones at each inner step) is guarded:
 //
 //   - Rejected: a hypergradient with a NaN or infinite entry, or an outer optimizer step that
 //     would leave a NaN or infinite λ, is not applied — λ keeps its previous values and
@@ -75,9 +75,15 @@ type Bilevel struct {
 	InnerSteps, HyperSteps int
 	// RiskLR is the η of the T1–T2 risk hypergradient: the inner step size.
 	RiskLR float64
+	// T1T2 is where the risk hypergradient reads ∇_θC: at the look-ahead θ − η∇_θL_T
+	// (LookAhead, the default: NewT1T2) or at the current θ (AtCurrent, as weight_decay.py:
+	// NewT1T2AtCurrent).
+	T1T2 T1T2Form
 	// Zeta weighs the Fisher-distance regularizer (0: Eq. 1, the plain T1–T2 hyper-descent),
 	// in the given Form: SqrtSum offline (gradient ζ Σ_t ∇½‖a_t‖² / √Σ_t‖a_t‖², once per
-	// hyper-step) or Sum online (λ steps on ζ ∇‖a_t‖ after every inner step).
+	// hyper-step) or Sum online, Algorithm C.3 (a λ step on ζ ∇‖a_t‖ at every inner step t,
+	// after a_t is computed at θ_t and before the inner step that leaves θ_t, which the new λ
+	// then decays: the order of run_fit with online=True in weight_decay.py).
 	Zeta float64
 	Form Form
 	// Monitor computes the Fisher distances (HyperStep.Distance) even when Zeta is 0, so that
@@ -94,6 +100,25 @@ type Bilevel struct {
 	OnHyperStep func(HyperStep) error
 	// Workers runs chains in parallel; results do not depend on it.
 	Workers int
+}
+
+// T1T2Form chooses the T1–T2 risk hypergradient (Luketina et al. 2016) of Bilevel.
+type T1T2Form int
+
+const (
+	// LookAhead is the exact gradient of λ ↦ C(θ − η∇_θL_T(θ, λ)) at the current θ: ∇_θC is
+	// read one gradient step ahead (NewT1T2).
+	LookAhead T1T2Form = iota
+	// AtCurrent is its linearization with ∇_θC read at the current θ, −η θ⊙∇_θC(θ) for
+	// weight decay: what weight_decay.py computes (NewT1T2AtCurrent).
+	AtCurrent
+)
+
+func (f T1T2Form) String() string {
+	if f == AtCurrent {
+		return "authors"
+	}
+	return "lookahead"
 }
 
 // HyperStep records one outer iteration, averaged over chains.
@@ -214,20 +239,36 @@ func (b *Bilevel) prepare(c *Chain) error {
 	if c.prog, err = graph.Compile(outs...); err != nil {
 		return err
 	}
-	if c.risk, err = NewT1T2(p, b.RiskLR); err != nil {
+	if b.T1T2 == AtCurrent {
+		c.risk, err = NewT1T2AtCurrent(p, b.RiskLR)
+	} else {
+		c.risk, err = NewT1T2(p, b.RiskLR)
+	}
+	if err != nil {
 		return err
 	}
 	c.paramVals = values(p.Params)
 	return nil
 }
 
-// stepResult is what one chain's inner step produced.
+// stepResult is what one chain's inner step produced: the Fisher terms, and the gradient
+// that advance hands its optimizer.
 type stepResult struct {
-	sq  float64
-	reg [][]float64
+	sq    float64
+	reg   [][]float64
+	grads []G.Value
 }
 
 func (b *Bilevel) innerStep(ctx context.Context, c *Chain, t int) (stepResult, error) {
+	r, err := b.evaluate(ctx, c, t)
+	if err != nil {
+		return r, err
+	}
+	return r, b.advance(c, r, t)
+}
+
+// evaluate runs chain c's program at θ_t: the inner gradient, the Fisher terms and AfterRun.
+func (b *Bilevel) evaluate(ctx context.Context, c *Chain, t int) (stepResult, error) {
 	var r stepResult
 	if c.Bind != nil {
 		if err := c.Bind(t); err != nil {
@@ -262,15 +303,19 @@ func (b *Bilevel) innerStep(ctx context.Context, c *Chain, t int) (stepResult, e
 			return r, err
 		}
 	}
-	if err := c.Inner.Step(c.paramVals, grads); err != nil {
-		return r, fmt.Errorf("inner step %d: %w", t, err)
+	r.grads = grads
+	return r, nil
+}
+
+// advance takes chain c's optimizer step on the gradient evaluate computed, then AfterStep.
+func (b *Bilevel) advance(c *Chain, r stepResult, t int) error {
+	if err := c.Inner.Step(c.paramVals, r.grads); err != nil {
+		return fmt.Errorf("inner step %d: %w", t, err)
 	}
 	if c.AfterStep != nil {
-		if err := c.AfterStep(); err != nil {
-			return r, err
-		}
+		return c.AfterStep()
 	}
-	return r, nil
+	return nil
 }
 
 // parallel runs f for every chain on up to Workers goroutines, returning the first error in
@@ -347,39 +392,8 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 		reg.Reset()
 		var guard HyperStep        // counts rejected and projected outer steps
 		acc := zerosLike(b.Lambda) // Σ_t mean_c ∇_λ ½‖a_t‖²
-		results := make([]stepResult, len(b.Chains))
-		for t := 0; t < b.InnerSteps; t++ {
-			if err := ctx.Err(); err != nil {
-				return history, err
-			}
-			if err := b.parallel(func(ci int) (err error) {
-				results[ci], err = b.innerStep(ctx, b.Chains[ci], t)
-				return err
-			}); err != nil {
-				return history, fmt.Errorf("hyper-step %d: %w", h+1, err)
-			}
-			if b.Zeta == 0 && !b.Monitor {
-				continue
-			}
-			sq := 0.0
-			step := zerosLike(b.Lambda)
-			for _, r := range results {
-				sq += r.sq / nc
-				if len(r.reg) > 0 {
-					addScaled(step, r.reg, 1/nc)
-				}
-			}
-			if err := reg.Add(sq); err != nil {
-				return history, err
-			}
-			addScaled(acc, step, 1)
-			if b.Form == Sum && sq > 0 {
-				// online (C.3): a step on ζ‖a_t‖, whose gradient is ζ ∇½‖a_t‖² / ‖a_t‖
-				scaleAll(step, b.Zeta/math.Sqrt(sq))
-				if err := b.outerStep(step, &guard); err != nil {
-					return history, err
-				}
-			}
+		if err := b.innerRun(ctx, h, &reg, acc, &guard); err != nil {
+			return history, err
 		}
 		risks := make([]Estimate, len(b.Chains))
 		if err := b.parallel(func(ci int) (err error) {
@@ -410,6 +424,61 @@ func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {
 		}
 	}
 	return history, nil
+}
+
+// innerRun performs hyper-step h's inner steps, accumulating the Fisher terms in reg and
+// Σ_t mean_c ∇_λ ½‖a_t‖² in acc, and online (Form Sum, Zeta > 0) the outer step on ζ‖a_t‖
+// between each step's evaluation and its optimizer steps.
+func (b *Bilevel) innerRun(ctx context.Context, h int, reg *Regularizer, acc [][]float64, guard *HyperStep) error {
+	nc := float64(len(b.Chains))
+	online := b.Form == Sum && b.Zeta > 0
+	results := make([]stepResult, len(b.Chains))
+	for t := 0; t < b.InnerSteps; t++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := b.parallel(func(ci int) (err error) {
+			if online {
+				results[ci], err = b.evaluate(ctx, b.Chains[ci], t)
+			} else {
+				results[ci], err = b.innerStep(ctx, b.Chains[ci], t)
+			}
+			return err
+		}); err != nil {
+			return fmt.Errorf("hyper-step %d: %w", h+1, err)
+		}
+		if b.Zeta == 0 && !b.Monitor {
+			continue
+		}
+		sq := 0.0
+		step := zerosLike(b.Lambda)
+		for _, r := range results {
+			sq += r.sq / nc
+			if len(r.reg) > 0 {
+				addScaled(step, r.reg, 1/nc)
+			}
+		}
+		if err := reg.Add(sq); err != nil {
+			return err
+		}
+		addScaled(acc, step, 1)
+		if !online {
+			continue
+		}
+		if sq > 0 {
+			// Algorithm C.3: a step on ζ‖a_t‖, whose gradient is ζ ∇½‖a_t‖² / ‖a_t‖
+			scaleAll(step, b.Zeta/math.Sqrt(sq))
+			if err := b.outerStep(step, guard); err != nil {
+				return err
+			}
+		}
+		if err := b.parallel(func(ci int) error {
+			return b.advance(b.Chains[ci], results[ci], t)
+		}); err != nil {
+			return fmt.Errorf("hyper-step %d: %w", h+1, err)
+		}
+	}
+	return nil
 }
 
 // outerStep applies one guarded outer step with hypergradient g (see Bilevel), counting

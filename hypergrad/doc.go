@@ -31,6 +31,8 @@
 //   - Unrolled(K): backpropagation through K steps θ_{k+1} = θ_k − η ∇_θ L_T(θ_k, λ) of plain
 //     gradient descent; K = 0 keeps only C's direct dependence on λ, and K = 1 is T1–T2
 //     (Luketina et al. 2016): ∇_λ C(θ_{t+1}) = ∂_λ C − η (∂²L_T/∂λ∂θ)ᵀ ∇_θ C(θ_{t+1}).
+//   - NewT1T2AtCurrent: the same with ∇_θ C read at the current θ_t instead of θ_{t+1}, as
+//     weight_decay.py computes it (an Implicit whose H⁻¹ is η·I); Bilevel.T1T2 picks either.
 //   - Implicit: the implicit-function-theorem gradient at a stationary θ (Lorraine et al.
 //     2019), ∂_λ C − (∂²L_T/∂λ∂θ)ᵀ H⁻¹ ∇_θ C with H = ∇²_θ L_T, the inverse Hessian-vector
 //     product by conjugate gradients or a Neumann series on graph Hessian-vector products.

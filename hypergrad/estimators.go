@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/hyperflat/hyperflat/graph"
 	"gonum.org/v1/gonum/floats"
@@ -76,6 +77,26 @@ func NewUnrolled(p *Problem, k int, lr float64) (*Unrolled, error) {
 // exact gradient of λ ↦ C(θ − lr·∇_θ L_T(θ, λ), λ) at the current θ.
 func NewT1T2(p *Problem, lr float64) (*Unrolled, error) { return NewUnrolled(p, 1, lr) }
 
+// NewT1T2AtCurrent is the T1–T2 hypergradient as weight_decay.py in the authors' code
+// (DEShawResearch/PACBayesHyperOpt) computes it, `wd.grad += -lr * p * p.grad` after
+// valid_loss.backward() — its comment's "identity approximation to the Hessian" of Lorraine
+// et al. (2019): ∂_λC(θ) − lr·(∂²L_T/∂λ∂θ)ᵀ ∇_θC(θ), every factor at the current θ. NewT1T2
+// instead differentiates C at the look-ahead θ' = θ − lr·∇_θL_T(θ, λ), so it reads ∇_θC(θ').
+// The two agree to first order in lr and exactly where ∇_θL_T(θ, λ) = 0; for a C quadratic in
+// θ and free of λ they differ by exactly lr²·(∂²L_T/∂λ∂θ)ᵀ ∇²_θC ∇_θL_T. For per-entry weight
+// decay, ½Σλθ² in L_T, this estimate is −lr·θ⊙∇_θC(θ). Its Value is C(θ).
+func NewT1T2AtCurrent(p *Problem, lr float64) (*Implicit, error) {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return nil, fmt.Errorf("hypergrad: T1–T2 step %v must be positive", lr)
+	}
+	im, err := NewImplicit(p, Identity, 0)
+	if err != nil {
+		return nil, err
+	}
+	im.Alpha = lr
+	return im, nil
+}
+
 // descend is one symbolic gradient-descent step.
 func descend(p *Problem, theta []*G.Node, step int, lr float64) ([]*G.Node, error) {
 	l, err := p.Train(theta, step)
@@ -133,6 +154,10 @@ const (
 	CG InverseMethod = iota
 	// Neumann approximates H⁻¹ v ≈ α Σ_{j=0}^{J} (I − αH)^j v (Lorraine et al. 2019).
 	Neumann
+	// Identity approximates H⁻¹ v ≈ α v, the Neumann series cut to its first term: at α = η,
+	// the T1–T2 hypergradient linearized at the current θ (see NewT1T2AtCurrent). No
+	// Hessian-vector product is built.
+	Identity
 )
 
 // Implicit is the implicit-function-theorem hypergradient at a stationary point of the
@@ -140,7 +165,7 @@ const (
 type Implicit struct {
 	Method InverseMethod
 	Iters  int     // CG iterations or Neumann terms (default 50)
-	Alpha  float64 // Neumann step α (below 2/‖H‖; default 0.01)
+	Alpha  float64 // Neumann step α (below 2/‖H‖; default 0.01), or Identity's scale
 	Tol    float64 // CG stops when ‖r‖ ≤ Tol·‖v‖ (default 1e-10)
 
 	valProg   *graph.Program
@@ -183,13 +208,15 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 	if err := checkDependsOnHypers(p, "the training and validation objectives", c, l); err != nil {
 		return nil, err
 	}
-	vs, vals := inputsLike(p.Params, "implicit.v")
-	im.hvpIn = vals
-	if im.hvpOut, err = graph.HVP(l, p.Params, vs); err != nil {
-		return nil, err
-	}
-	if im.hvpProg, err = graph.Compile(im.hvpOut...); err != nil {
-		return nil, err
+	if method != Identity {
+		vs, vals := inputsLike(p.Params, "implicit.v")
+		im.hvpIn = vals
+		if im.hvpOut, err = graph.HVP(l, p.Params, vs); err != nil {
+			return nil, err
+		}
+		if im.hvpProg, err = graph.Compile(im.hvpOut...); err != nil {
+			return nil, err
+		}
 	}
 	ws, wvals := inputsLike(p.Params, "implicit.w")
 	im.mixedIn = wvals
@@ -202,19 +229,27 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 	return im, nil
 }
 
+// inputSeq numbers the inputs inputsLike adds: gorgonia merges input nodes of equal name and
+// type, so two estimators on one graph would otherwise share (and overwrite) their inputs.
+var inputSeq atomic.Uint64
+
 // inputsLike adds input nodes shaped and typed like nodes, bound to zero tensors.
 func inputsLike(nodes []*G.Node, prefix string) ([]*G.Node, []*tensor.Dense) {
 	out := make([]*G.Node, len(nodes))
 	vals := make([]*tensor.Dense, len(nodes))
+	seq := inputSeq.Add(1)
 	for i, n := range nodes {
 		s := n.Shape()
 		vals[i] = tensor.New(tensor.Of(n.Dtype()), tensor.WithShape(s...))
-		out[i] = G.NewTensor(n.Graph(), n.Dtype(), len(s), G.WithShape(s...), G.WithName(fmt.Sprintf("%s.%d.%s", prefix, i, n.Name())), G.WithValue(vals[i]))
+		out[i] = G.NewTensor(n.Graph(), n.Dtype(), len(s), G.WithShape(s...), G.WithName(fmt.Sprintf("%s%d.%d.%s", prefix, seq, i, n.Name())), G.WithValue(vals[i]))
 	}
 	return out, vals
 }
 
 func (im *Implicit) hvp(ctx context.Context, v []float64) ([]float64, error) {
+	if im.hvpProg == nil {
+		return nil, fmt.Errorf("hypergrad: an Implicit built with the Identity method has no Hessian-vector product")
+	}
 	if err := graph.SetFlat(im.hvpIn, v); err != nil {
 		return nil, err
 	}
@@ -230,6 +265,12 @@ func dot(a, b []float64) float64 { return floats.Dot(a, b) }
 func (im *Implicit) solve(ctx context.Context, v []float64) ([]float64, error) {
 	n := len(v)
 	switch im.Method {
+	case Identity:
+		out := make([]float64, n)
+		for i, x := range v {
+			out[i] = im.Alpha * x
+		}
+		return out, nil
 	case Neumann:
 		// p accumulates Σ_j (I − αH)^j v; cur is the j-th term.
 		cur := append([]float64(nil), v...)

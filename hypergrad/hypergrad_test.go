@@ -21,6 +21,8 @@ type ridge struct {
 	theta, lambda *tensor.Dense
 	problem       *Problem
 	thetaN, lamN  *G.Node
+	// fit is L_T without the penalty, for chains that decay θ apart (decoupled weight decay).
+	fit func(theta []*G.Node, k int) (*G.Node, error)
 }
 
 func dense(rng *rand.Rand, r, c int) *mat.Dense {
@@ -77,6 +79,7 @@ func newRidge(t *testing.T, seed uint64, perCoef bool, lam float64) *ridge {
 		}
 		return graph.Scale(s, 0.5/float64(a.Shape()[0]))
 	}
+	r.fit = func(th []*G.Node, _ int) (*G.Node, error) { return sq(X, Y, th[0]) }
 	r.problem = &Problem{
 		Params: []*G.Node{r.thetaN}, Hypers: []*G.Node{r.lamN},
 		Train: func(th []*G.Node, _ int) (*G.Node, error) {
@@ -105,6 +108,24 @@ func newRidge(t *testing.T, seed uint64, perCoef bool, lam float64) *ridge {
 		Val: func(th []*G.Node) (*G.Node, error) { return sq(XV, YV, th[0]) },
 	}
 	return r
+}
+
+// toMinimizer moves θ to the exact minimizer θ* = (A + diag λ)⁻¹ b of L_T and returns
+// A + diag λ, the training Hessian, and θ*.
+func (r *ridge) toMinimizer(t *testing.T) (*mat.Dense, *mat.VecDense) {
+	t.Helper()
+	a, b := r.gramT()
+	reg := mat.NewDense(r.d, r.d, nil)
+	reg.Copy(a)
+	for i := 0; i < r.d; i++ {
+		reg.Set(i, i, reg.At(i, i)+r.lam(i))
+	}
+	var star mat.VecDense
+	if err := star.SolveVec(reg, b); err != nil {
+		t.Fatal(err)
+	}
+	copy(r.theta.Float64s(), star.RawVector().Data)
+	return reg, &star
 }
 
 // Plain-Go oracles.
@@ -228,18 +249,7 @@ func TestUnrolledMatchesFiniteDifferencesOfUnrolledObjective(t *testing.T) {
 func TestImplicitMatchesRidgeClosedForm(t *testing.T) {
 	for _, method := range []InverseMethod{CG, Neumann} {
 		r := newRidge(t, 2, true, 0.2)
-		// Move θ to the exact minimizer θ* = (A + diag λ)⁻¹ b.
-		a, b := r.gramT()
-		reg := mat.NewDense(r.d, r.d, nil)
-		reg.Copy(a)
-		for i := 0; i < r.d; i++ {
-			reg.Set(i, i, reg.At(i, i)+r.lam(i))
-		}
-		var star mat.VecDense
-		if err := star.SolveVec(reg, b); err != nil {
-			t.Fatal(err)
-		}
-		copy(r.theta.Float64s(), star.RawVector().Data)
+		reg, star := r.toMinimizer(t)
 		// Exact: dC/dλ_i = −[(A + diag λ)⁻¹ ∇C(θ*)]_i θ*_i.
 		m, _ := r.xv.Dims()
 		gc := mat.NewVecDense(r.d, nil)

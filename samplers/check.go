@@ -119,7 +119,3 @@ func firstNonFinite[T graph.Float](xs []T) int {
 
 // finite reports whether x is a finite number.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// sqrt is the correctly rounded square root in T (the float64 square root of a float32,
-// rounded to float32, is the correctly rounded float32 square root).
-func sqrt[T graph.Float](x T) T { return T(math.Sqrt(float64(x))) }

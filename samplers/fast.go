@@ -16,7 +16,11 @@ type Checked interface {
 	NonFiniteAfterStep() int
 }
 
-var _ Checked = (*Adam)(nil)
+var (
+	_ Checked = (*Adam)(nil)
+	_ Checked = (*RMSprop)(nil)
+	_ Checked = (*Langevin)(nil)
+)
 
 // fastFiniteGrads is finiteGrads through graph's vector scan: the same check and error, at
 // memory speed.

@@ -25,12 +25,15 @@ import (
 // is computed in float64 and rounded to the parameter's dtype. When Beta is +Inf the noise
 // scale is zero, nothing is drawn (Rand may be nil) and the step is plain gradient descent.
 //
-// Langevin is an Optimizer; its Step checks gradients as described there.
+// Langevin is an Optimizer; its Step checks gradients as described there, and it is Checked:
+// the pass that writes the parameters notes a non-finite result (graph.LangevinMove).
 type Langevin struct {
 	Eta  float64    // step size η > 0
 	Beta float64    // inverse temperature β > 0
 	N    int        // dataset size n ≥ 1
 	Rand *rand.Rand // noise source
+
+	bad int // NonFiniteAfterStep
 }
 
 // NoiseStd returns √(2η/(βn)), the standard deviation of each noise entry.
@@ -74,26 +77,21 @@ func (l *Langevin) Step(params []*tensor.Dense, grads []G.Value) error {
 }
 
 func langevinStep[T graph.Float](l *Langevin, params []*tensor.Dense, grads []G.Value) error {
-	if err := finiteGrads[T](grads); err != nil {
+	if err := fastFiniteGrads[T](grads); err != nil {
 		return err
 	}
 	eta, std := l.Eta, l.NoiseStd()
-	return each(params, grads, func(_ int, p, g []T) { move(l.Rand, p, g, eta, std) })
+	l.bad = -1
+	return each(params, grads, func(i int, p, g []T) {
+		if graph.LangevinMove(p, g, eta, std, l.Rand) && l.bad < 0 {
+			l.bad = i
+		}
+	})
 }
 
-// move applies θ ← θ − eta·g + std·ξ to every entry of one parameter, drawing ξ in order
-// (none when std is zero).
-func move[T, U graph.Float](rng *rand.Rand, p []T, g []U, eta, std float64) {
-	if std == 0 {
-		for j := range p {
-			p[j] = T(float64(p[j]) - eta*float64(g[j]))
-		}
-		return
-	}
-	for j := range p {
-		p[j] = T(float64(p[j]) - eta*float64(g[j]) + std*rng.NormFloat64())
-	}
-}
+// NonFiniteAfterStep is the index of the first parameter the last Step left with a NaN or
+// infinite entry, or −1 (see Checked).
+func (l *Langevin) NonFiniteAfterStep() int { return l.bad }
 
 // DPSGLD is one step of differentially private SGLD: each example's gradient g_k (the
 // list of its gradients with respect to all parameters) is clipped to Euclidean norm at
@@ -183,7 +181,7 @@ func dpStep[T graph.Float](ctx context.Context, d *DPSGLD, params []*tensor.Dens
 		if err != nil {
 			return fmt.Errorf("samplers: parameter %d: %w", i, err)
 		}
-		move(d.Rand, pe, d.acc[i], eta, std)
+		graph.LangevinMove(pe, d.acc[i], eta, std, d.Rand)
 	}
 	return nil
 }

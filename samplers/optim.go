@@ -205,7 +205,8 @@ func (o *Adam) NonFiniteAfterStep() int { return o.bad }
 //	b ← Momentum·b + g/r,  θ ← θ − LR·b          (Momentum > 0)
 //	θ ← θ − LR·g/r                               (otherwise)
 //
-// with s, a and b starting at zero. (s − a² is clamped at zero against rounding.)
+// with s, a and b starting at zero. (s − a² is clamped at zero against rounding.) The update
+// is graph.RMSpropUpdate, whose pass notes a non-finite result (Checked).
 // Use NewRMSprop for PyTorch's defaults.
 type RMSprop struct {
 	LR          float64
@@ -215,7 +216,8 @@ type RMSprop struct {
 	Centered    bool
 	WeightDecay float64 // L2 penalty added to the gradient (coupled)
 
-	st state
+	st  state
+	bad int // NonFiniteAfterStep
 }
 
 // NewRMSprop returns RMSprop with learning rate lr and PyTorch's defaults α = 0.99,
@@ -248,7 +250,7 @@ func (o *RMSprop) Step(params []*tensor.Dense, grads []G.Value) error {
 }
 
 func rmspropStep[T graph.Float](o *RMSprop, params []*tensor.Dense, grads []G.Value) error {
-	if err := finiteGrads[T](grads); err != nil {
+	if err := fastFiniteGrads[T](grads); err != nil {
 		return err
 	}
 	// slot 0: s; slot 1: b (momentum); slot 2: a (centered)
@@ -256,34 +258,22 @@ func rmspropStep[T graph.Float](o *RMSprop, params []*tensor.Dense, grads []G.Va
 	if err != nil {
 		return err
 	}
-	lr, alpha, ac, eps := T(o.LR), T(o.Alpha), T(1-o.Alpha), T(o.Eps)
-	mom, wd := T(o.Momentum), T(o.WeightDecay)
+	c := graph.RMSpropCoeffs[T]{Alpha: T(o.Alpha), Alphac: T(1 - o.Alpha), Eps: T(o.Eps), LR: T(o.LR),
+		Momentum: T(o.Momentum), WD: T(o.WeightDecay), Centered: o.Centered}
+	o.bad = -1
 	err = each(params, grads, func(i int, p, g []T) {
-		s, b, a := sl[0][i], sl[1][i], sl[2][i]
-		for j := range p {
-			gj := g[j]
-			if wd != 0 {
-				gj += wd * p[j]
-			}
-			s[j] = alpha*s[j] + ac*gj*gj
-			var r T
-			if o.Centered {
-				a[j] += ac * (gj - a[j])
-				r = sqrt(max(s[j]-a[j]*a[j], 0)) + eps
-			} else {
-				r = sqrt(s[j]) + eps
-			}
-			if mom > 0 {
-				b[j] = mom*b[j] + gj/r
-				p[j] -= lr * b[j]
-			} else {
-				p[j] -= lr * (gj / r)
-			}
+		// the vector kernel computes exactly the scalar update of the type's doc comment
+		if graph.RMSpropUpdate(p, g, sl[0][i], sl[2][i], sl[1][i], c) && o.bad < 0 {
+			o.bad = i
 		}
 	})
 	o.st.steps++
 	return err
 }
+
+// NonFiniteAfterStep is the index of the first parameter the last Step left with a NaN or
+// infinite entry, or −1 (see Checked).
+func (o *RMSprop) NonFiniteAfterStep() int { return o.bad }
 
 // DecoupledDecay applies decoupled weight decay (Loshchilov & Hutter 2019) in place:
 // θ ← θ − lr·λ⊙θ for each parameter θ = params[i] and its decay λ = decay[i], which has

@@ -10,6 +10,7 @@ import (
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/losses"
 	"github.com/hyperflat/hyperflat/search"
+	"gorgonia.org/tensor"
 )
 
 // The AHSC figures time the experiment's own OpenML MLP space and builder (the AHSC paper's
@@ -47,7 +48,7 @@ func muPerBatch(n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	build := ahsc.OpenMLBuild(2)(train)
+	build := ahsc.OpenMLBuild(2, tensor.Float64)(train)
 	space := ahsc.OpenMLSpace(10)
 	rng := rand.New(rand.NewPCG(11, 11))
 	ctx := context.Background()
@@ -79,7 +80,7 @@ func screenTime(n1, maxLog2Width, workers int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	task := &convexity.Task{Space: ahsc.OpenMLSpace(maxLog2Width), Build: ahsc.OpenMLBuild(2)(train), Train: train, Val: val,
+	task := &convexity.Task{Space: ahsc.OpenMLSpace(maxLog2Width), Build: ahsc.OpenMLBuild(2, tensor.Float64)(train), Train: train, Val: val,
 		Loss: losses.Binary, Metric: convexity.AUC, Epochs: 1, Seed: 3}
 	a := &convexity.AHSC{Task: task, N1: n1, N2: 1, Workers: workers}
 	obj := func(context.Context, search.Config, float64) (float64, error) { return 0, nil }

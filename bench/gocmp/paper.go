@@ -98,7 +98,7 @@ var paperModels = map[string]func(dt tensor.Dtype) (*paperModel, error){
 		if dt == tensor.Float64 { // the experiment's own builder (float64, Keras's Adam)
 			space := ahsc.OpenMLSpace(10)
 			cfg := search.Config{Space: space, Values: []float64{2, 9, 5, -3}} // depth 2, width 512, batch 32, lr 1e-3
-			c, err := ahsc.OpenMLBuild(2)(ds)(cfg, 1)
+			c, err := ahsc.OpenMLBuild(2, tensor.Float64)(ds)(cfg, 1)
 			if err != nil {
 				return nil, err
 			}

@@ -278,14 +278,13 @@ func TestKatibExperiment(t *testing.T) {
 	if s.TrialTemplate.PrimaryContainerName != s.TrialTemplate.TrialSpec.Spec.Template.Spec.Containers[0].Name {
 		t.Errorf("primaryContainerName %q is not the trial's container", s.TrialTemplate.PrimaryContainerName)
 	}
-	var dataset string
-	for _, a := range cmd {
-		if v, ok := strings.CutPrefix(a, "--dataset="); ok {
-			dataset = v
-		}
-	}
+	pre := prescan(cmd[1:], trialSpaceFlags...) // the space is the dataset's under the protocol
 	cfg := ahsc.DefaultConfig(experiments.Quick)
-	cfg.Dataset = dataset
+	cfg.Dataset = pre["dataset"]
+	if p, ok := pre["protocol"]; ok {
+		cfg.Protocol = p
+	}
+	dataset := cfg.Dataset
 	space, err := ahsc.TrialSpace(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -10,25 +10,69 @@ import (
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/all"
+	"github.com/hyperflat/hyperflat/experiments/premise"
+	"github.com/hyperflat/hyperflat/experiments/weightdecay"
 	"github.com/hyperflat/hyperflat/store"
 )
 
-// writeTable1 is `report --markdown DIR`: the published AHSC Table 1 (DIR/table1.md, and its
-// cells as DIR/table1.csv) from every stored ahsc run with a result, or from run alone.
+// writeTable1 is `report --markdown DIR`: the published tables of the stored runs, or of run
+// alone. The AHSC Table 1 (DIR/table1.md, its cells as DIR/table1.csv) comes from every
+// finished ahsc run; the PAC-Bayes Table C.1 (DIR/tablec1.md, .csv, _history.csv, _others.csv
+// and its figures) from every weightdecay run, finished or not (a run in progress gives its complete
+// replicates). A store without either fails.
 func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, command string, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
-		return exitFailure
-	}
 	infos, err := st.Runs(ctx)
 	if err != nil {
-		return fail(err)
+		return reportFail(stderr, err)
 	}
-	var runs []ahsc.StoredRun
+	var ahscRuns, wdRuns []store.Run
 	for _, info := range infos {
-		if info.Experiment != "ahsc" || (run != 0 && info.ID != run) || (run == 0 && info.Done < info.Cells) {
+		if run != 0 && info.ID != run {
 			continue
 		}
+		switch info.Experiment {
+		case "ahsc":
+			if run != 0 || info.Done == info.Cells {
+				ahscRuns = append(ahscRuns, info)
+			}
+		case "weightdecay":
+			wdRuns = append(wdRuns, info)
+		}
+	}
+	premiseDoc, err := premise.WriteMarkdown(ctx, st, run, dataDir, dir, command) // DIR/premise.md, from every premise run
+	if err != nil {
+		return reportFail(stderr, err)
+	}
+	if premiseDoc != "" {
+		fmt.Fprintf(stdout, "wrote %s\n", premiseDoc)
+	}
+	if len(ahscRuns) == 0 && len(wdRuns) == 0 && premiseDoc == "" {
+		return reportFail(stderr, fmt.Errorf("the store holds no finished ahsc run, no weightdecay run and no premise run%s", map[bool]string{true: fmt.Sprintf(" %d", run)}[run != 0]))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return reportFail(stderr, err)
+	}
+	if len(ahscRuns) > 0 {
+		if code := writeAHSCTable1(ctx, st, ahscRuns, dataDir, dir, command, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
+	if len(wdRuns) > 0 {
+		return writeTableC1(ctx, st, wdRuns, dir, command, stdout, stderr)
+	}
+	return exitOK
+}
+
+func reportFail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+	return exitFailure
+}
+
+// writeAHSCTable1 writes DIR/table1.md and DIR/table1.csv from the ahsc runs infos.
+func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, dataDir, dir, command string, stdout, stderr io.Writer) int {
+	fail := func(err error) int { return reportFail(stderr, err) }
+	var runs []ahsc.StoredRun
+	for _, info := range infos {
 		res, _, err := experiments.Report(ctx, st, all.Experiments(), info.ID, dataDir)
 		if err != nil {
 			return fail(fmt.Errorf("run %d: %w", info.ID, err))
@@ -39,18 +83,12 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 		}
 		runs = append(runs, sr)
 	}
-	if len(runs) == 0 {
-		return fail(fmt.Errorf("the store holds no finished ahsc run%s", map[bool]string{true: fmt.Sprintf(" %d", run)}[run != 0]))
-	}
 	md, err := ahsc.Table1Markdown(command, runs...)
 	if err != nil {
 		return fail(err)
 	}
 	cells, err := ahsc.Table1Cells(runs...)
 	if err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
 	mdPath, csvPath := filepath.Join(dir, "table1.md"), filepath.Join(dir, "table1.csv")
@@ -60,6 +98,60 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 	if err := experiments.WriteArtifact(csvPath, func(w io.Writer) error { return ahsc.WriteTable1CSV(w, cells) }); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(stdout, "wrote %s and %s from %d runs\n", mdPath, csvPath, len(runs))
+	figs, err := ahsc.WriteTable1Figures(dir, runs...) // Figure 2, which table1.md links
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "wrote %s, %s and %d figures from %d runs\n", mdPath, csvPath, len(figs), len(runs))
+	return exitOK
+}
+
+// writeTableC1 writes DIR/tablec1.md, tablec1.csv, tablec1_history.csv and the figures of
+// Table C.1 from the weightdecay runs infos, reading their done cells (nothing is recomputed,
+// and no dataset is read).
+func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir, command string, stdout, stderr io.Writer) int {
+	fail := func(err error) int { return reportFail(stderr, err) }
+	var runs []weightdecay.StoredRun
+	for _, info := range infos {
+		cells, err := st.Cells(ctx, info.ID)
+		if err != nil {
+			return fail(fmt.Errorf("run %d: %w", info.ID, err))
+		}
+		sr := weightdecay.StoredRun{ID: info.ID, Options: info.Options, Cells: info.Cells, CellSeconds: info.CellSeconds}
+		for _, c := range cells {
+			if c.Status == store.Done {
+				sr.Outputs = append(sr.Outputs, c.Outcome.Output)
+			}
+		}
+		if !info.Started.IsZero() && info.Finished.After(info.Started) {
+			sr.Wall = info.Finished.Sub(info.Started)
+		}
+		runs = append(runs, sr)
+	}
+	t, err := weightdecay.ReadTableC1(runs...)
+	if err != nil {
+		return fail(err)
+	}
+	mdPath := filepath.Join(dir, "tablec1.md")
+	cells, hist, others := t.Cells(), t.History(), t.Others()
+	for _, f := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{mdPath, func(w io.Writer) error { _, err := w.Write(t.Markdown(command)); return err }},
+		{filepath.Join(dir, "tablec1.csv"), cells.WriteCSV},
+		{filepath.Join(dir, "tablec1_history.csv"), hist.WriteCSV},
+		{filepath.Join(dir, "tablec1_others.csv"), others.WriteCSV},
+	} {
+		if err := experiments.WriteArtifact(f.path, f.write); err != nil {
+			return fail(err)
+		}
+	}
+	figs, err := t.Figures(dir)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "wrote %s, tablec1.csv, tablec1_history.csv, tablec1_others.csv and %d figures from %d weightdecay runs (%d of %d pairs measured)\n",
+		mdPath, len(figs), len(runs), t.Measured(), len(weightdecay.Pairs))
 	return exitOK
 }

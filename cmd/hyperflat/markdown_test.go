@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hyperflat/hyperflat/datasets"
 )
 
 // TestReportMarkdown runs the Table 1 generator on a tiny stored run: two protocols of
@@ -30,9 +32,15 @@ func TestReportMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Protocol authors", "## Protocol clean", "| iris | score |", "(82.98)", "n=2", "Total:", "hyperflat report --out"} {
+	for _, want := range []string{"## Protocol authors", "## Protocol clean", "| iris | score |", "(82.98)", "n=2", "Total:", "hyperflat report --out",
+		"](figure2_iris_authors.png)", "](figure2_iris_clean.png)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("table1.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"figure2_iris_authors.png", "figure2_iris_clean.png"} { // Figure 2, linked above
+		if _, err := os.Stat(filepath.Join(docs, f)); err != nil {
+			t.Error(err)
 		}
 	}
 	csv, err := os.ReadFile(filepath.Join(docs, "table1.csv"))
@@ -41,5 +49,54 @@ func TestReportMarkdown(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "dataset,protocol,method") {
 		t.Errorf("table1.csv: %d lines (want a header and 2 protocols × 2 methods):\n%s", len(lines), csv)
+	}
+}
+
+// TestReportMarkdownTableC1 runs the Table C.1 generator on a tiny stored weightdecay run
+// (linear on MNIST, 2 replicates, one ζ, 3 hyper-steps of 5 Adam steps) and checks the files
+// it writes: six rows, the five pairs not run listed as such, the CSVs and the figures.
+func TestReportMarkdownTableC1(t *testing.T) {
+	data, err := datasets.SharedDataDir()
+	if err != nil {
+		t.Skipf("needs MNIST from the shared data directory: %v", err)
+	}
+	dir := t.TempDir()
+	code, _, errs := runCLI("run", "weightdecay", "--preset", "quick", "--repeats", "2", "--zetas", "100", "--inner-steps", "5",
+		"--outer-steps", "3", "--test-rows", "200", "--data-dir", data, "--out", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("run weightdecay: exit %d: %s", code, errs)
+	}
+	docs := filepath.Join(dir, "docs")
+	code, out, errs := runCLI("report", "--out", dir, "--markdown", docs)
+	if code != 0 {
+		t.Fatalf("report --markdown: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "from 1 weightdecay runs (1 of 6 pairs measured)") || strings.Contains(out, "table1.md") {
+		t.Errorf("stdout %q", out)
+	}
+	md, err := os.ReadFile(filepath.Join(docs, "tablec1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(md), "| not yet run |"); n != 5 {
+		t.Errorf("tablec1.md lists %d pairs as not yet run, want 5:\n%s", n, md)
+	}
+	for _, want := range []string{"| linear / MNIST | 0.", "(ζ 100 100)", "2 of 2 (run 1) |", "min-norm, final-model selection", "+12%",
+		"hyperflat report --out", "| 1 | linear / MNIST | quick | offline | – | 5 × 3 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("tablec1.md lacks %q:\n%s", want, md)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(docs, "tablec1.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 7 || !strings.HasPrefix(lines[0], "model,dataset,status") {
+		t.Errorf("tablec1.csv: %d lines (want a header and 6 pairs):\n%s", len(lines), csv)
+	}
+	for _, f := range []string{"tablec1_history.csv", "tablec1_others.csv", "tablec1_fig4_2.png", "tablec1_fig4_3.png"} {
+		if fi, err := os.Stat(filepath.Join(docs, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,9 +14,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
-	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/all"
-	"github.com/hyperflat/hyperflat/search"
 	"github.com/hyperflat/hyperflat/store"
 	"github.com/spf13/pflag"
 )
@@ -266,7 +263,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dataDir := fs.String("data-dir", "", "dataset directory, needed only to assemble a finished run that never was")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	verbose := fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
-	markdown := fs.String("markdown", "", "write the AHSC Table 1 of every stored ahsc run (or of --run) as DIR/table1.md and DIR/table1.csv")
+	markdown := fs.String("markdown", "", "write the published tables of the stored runs (or of --run): AHSC Table 1 as DIR/table1.md and .csv from the ahsc runs, PAC-Bayes Table C.1 as DIR/tablec1.md, CSVs and PNGs from the weightdecay runs")
 	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json] [--verbose] [--markdown DIR]", args, stdout, stderr); !ok {
 		return code
 	}
@@ -294,95 +291,6 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := writeResult(stdout, res, *format, *verbose); err != nil {
 		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
 		return exitFailure
-	}
-	return exitOK
-}
-
-func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	synopsis := "trial [--dataset NAME] [--preset quick|paper] [--seed N] [--repeat R] [--epochs N] [--data-dir DIR] --PARAM VALUE ..."
-	dataset := "iris"
-	preset := experiments.Quick
-	for i, a := range args { // the space, hence the flags, depend on --dataset and --preset
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"dataset", &dataset}, {"preset", &preset}} {
-			if v, ok := strings.CutPrefix(a, "--"+f.name+"="); ok {
-				*f.dst = v
-			} else if a == "--"+f.name && i+1 < len(args) {
-				*f.dst = args[i+1]
-			}
-		}
-	}
-	cfg, err := ahsc.Experiment().Configure(preset, map[string]string{"dataset": dataset})
-	if err == nil {
-		err = cfg.Finish(preset)
-	}
-	var space search.Space
-	if err == nil {
-		space, err = ahsc.TrialSpace(cfg.(*ahsc.Config))
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
-		return exitUsage
-	}
-	fs := flags("trial")
-	fs.String("dataset", "iris", "dataset of the ahsc experiment (its search space names the flags below)")
-	fs.String("preset", experiments.Quick, "quick or paper: data sizes and epochs as in hyperflat run ahsc")
-	seed := fs.Uint64("seed", 1, "seed of the split and of the initial weights")
-	repeat := fs.Int("repeat", 0, "which repeat's split to use")
-	epochs := fs.String("epochs", "", "most epochs of training (default: the preset's)")
-	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
-	vals := map[string]*string{}
-	for _, p := range space {
-		var usage string
-		switch p.Kind {
-		case search.Categorical:
-			usage = "one of " + strings.Join(p.Choices, ", ")
-		default:
-			usage = fmt.Sprintf("in [%g, %g]", p.Low, p.High)
-		}
-		vals[p.Name] = fs.String(p.Name, "", usage+" (required)")
-	}
-	if code, ok := parse(fs, synopsis, args, stdout, stderr); !ok {
-		return code
-	}
-	values := map[string]string{}
-	for name, v := range vals {
-		if fs.Changed(name) {
-			values[name] = *v
-		}
-	}
-	hp, err := ahsc.ParseConfig(space, values)
-	if err != nil { // a FlagError: a usage error
-		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
-		return exitUsage
-	}
-	if *epochs != "" { // the tables' and the images' epochs, as the experiment's two flags
-		for _, f := range []string{"epochs", "image-epochs"} {
-			if err := experiments.SetFlag(cfg, f, *epochs); err != nil {
-				fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
-				return exitUsage
-			}
-		}
-	}
-	opt := experiments.Options{Preset: preset, Seed: *seed, Workers: 1, DataDir: datasets.ResolveDir(*dataDir), Config: cfg}
-	metrics, err := ahsc.Trial(ctx, opt, hp, *repeat)
-	if err != nil {
-		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
-		var fe *experiments.FlagError
-		if errors.As(err, &fe) {
-			return exitUsage
-		}
-		return exitFailure
-	}
-	// name=value lines, the format Katib's stdout metrics collector parses; a metric that is
-	// not finite is left out (Katib's regex has no NaN), so the trial reports it missing.
-	for _, m := range metrics {
-		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
-			continue
-		}
-		fmt.Fprintf(stdout, "%s=%s\n", m.Name, strconv.FormatFloat(m.Value, 'g', -1, 64))
 	}
 	return exitOK
 }

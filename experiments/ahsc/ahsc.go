@@ -3,10 +3,12 @@ package ahsc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
 )
 
@@ -112,12 +114,22 @@ func loadProblems(ctx context.Context, opt experiments.Options, cfg *Config) ([]
 		problems = append(problems, p)
 	}
 	if len(problems) == 0 {
-		return nil, nil, firstErr
+		return nil, nil, fetchHint(firstErr)
 	}
 	if len(notes) > 0 && !cfg.SkipMissing {
 		return nil, nil, missingError(notes)
 	}
 	return problems, notes, nil
+}
+
+// fetchHint adds to a missing-file error the command that downloads the dataset (the
+// several-dataset message, missingError, says it once for all).
+func fetchHint(err error) error {
+	var me *datasets.MissingError
+	if errors.As(err, &me) {
+		return fmt.Errorf("%w (hyperflat data fetch %s downloads them into the data directory)", err, me.Dataset)
+	}
+	return err
 }
 
 // missingError names every dataset a run could not load, with the reasons, and how to go on.

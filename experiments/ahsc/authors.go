@@ -15,6 +15,7 @@ import (
 	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/search"
 	"github.com/hyperflat/hyperflat/train"
+	"gorgonia.org/tensor"
 )
 
 // The authors' protocol (--protocol authors): the choices of yrahul3910/flatness-guided-hpo
@@ -165,8 +166,8 @@ func AuthorsBayesmarkSpace() search.Space {
 }
 
 // AuthorsBayesmarkBuild builds MLPClassifier(solver="adam") for AuthorsBayesmarkSpace.
-func AuthorsBayesmarkBuild(classes int) Builder {
-	return mlpBuild(classes, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
+func AuthorsBayesmarkBuild(classes int, dt tensor.Dtype) Builder {
+	return mlpBuild(classes, dt, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
 		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
 		a.Beta1, a.Beta2, a.Eps = expit(cfg.Float("logit_beta_1")), expit(cfg.Float("logit_beta_2")), cfg.Float("epsilon")
 		a.WeightDecay = cfg.Float("alpha") / float64(batch) // as BayesmarkBuild
@@ -320,7 +321,7 @@ func isAHSC(method string) bool {
 // protocol (--tab-rows does not apply: the split is fixed, or the task's folds).
 func authorsProblem(opt experiments.Options, cfg *Config, p *problem, full *datasets.Dataset) {
 	if p.group == bayesmark {
-		p.space, p.build = AuthorsBayesmarkSpace(), AuthorsBayesmarkBuild(len(full.Classes))
+		p.space, p.build = AuthorsBayesmarkSpace(), AuthorsBayesmarkBuild(len(full.Classes), p.dtype)
 		p.describe = fmt.Sprintf("authors: train_test_split(test_size=0.2, random_state=0) for every repeat (Bayesmark's), raw features; "+
 			"the objective is cross_val_score's %d stratified folds (unshuffled) of the 80%%, each fit early-stopped on its own "+
 			"validation_fraction (searched, with tol); the selected configuration refitted on the 80%% and scored on the 20%%", cfg.Folds)

@@ -67,6 +67,13 @@ type Config struct {
 	MaxLog2Width int `flag:"max-log2-width" json:"max-log2-width" quick:"8" paper:"10" usage:"the OpenML space's widest layer is 2^this (4..10)"`
 	// Folds is the stratified cross-validation of the Bayesmark objective (the starter kit's 5).
 	Folds int `flag:"folds" json:"folds" quick:"3" paper:"5" usage:"cross-validation folds of the Bayesmark objective"`
+	// Dtype is the float type every model computes in. "" is each suite's own: float64 on
+	// Bayesmark's sets, whose objective is scikit-learn's MLPClassifier (float64), and float32
+	// on the OpenML sets, a user's table and the images, which the authors' code trains
+	// through Keras (float32 by default); TestDtypeAgreement measures that float32 selects and
+	// scores the OpenML sets as float64 does, within the spread between seeds. omitempty keeps
+	// the identity of runs stored before the flag existed.
+	Dtype string `flag:"dtype" json:"dtype,omitempty" default:"" usage:"float32 or float64 for every model (\"\": float64 on Bayesmark's sets, float32 elsewhere)"`
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
@@ -145,6 +152,9 @@ func (c *Config) validate() error {
 	}
 	if c.Protocol != protocolClean && c.Protocol != protocolAuthors {
 		return experiments.FlagErrorf("protocol", "%q: want clean or authors", c.Protocol)
+	}
+	if c.Dtype != "" && c.Dtype != dtypeFloat32 && c.Dtype != dtypeFloat64 {
+		return experiments.FlagErrorf("dtype", "%q: want float32, float64 or \"\" (each suite's own)", c.Dtype)
 	}
 	if !slices.Contains([]string{"auto", "auc", "accuracy"}, c.Metric) {
 		return experiments.FlagErrorf("metric", "%q: want auto, auc or accuracy", c.Metric)

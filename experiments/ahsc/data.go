@@ -22,6 +22,7 @@ import (
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/losses"
 	"github.com/hyperflat/hyperflat/search"
+	"gorgonia.org/tensor"
 )
 
 // group is the family a dataset belongs to, which fixes its space, preprocessing and metric.
@@ -87,6 +88,8 @@ type problem struct {
 	// split returns the data of a repeat; image datasets use one split for every repeat.
 	split func(repeat int) (*split, error)
 	build Builder
+	// dtype is what the models compute in (Config.Dtype).
+	dtype tensor.Dtype
 	// estimate is what a configuration's training on train holds, in bytes, without building it.
 	estimate func(train *datasets.Dataset) func(cfg search.Config) (int64, error)
 	// evalBatch is the batch size for evaluation (0: all rows at once).
@@ -95,6 +98,24 @@ type problem struct {
 	describe string
 	// sha256 is the hash of a user's file ("" for a registry dataset).
 	sha256 string
+}
+
+// The float types of Config.Dtype.
+const (
+	dtypeFloat32 = "float32"
+	dtypeFloat64 = "float64"
+)
+
+// dtype is the float type of a suite's models: the one asked for, else the suite's own —
+// scikit-learn's float64 on Bayesmark's sets, Keras's float32 elsewhere.
+func (c *Config) dtype(g group) tensor.Dtype {
+	switch {
+	case c.Dtype == dtypeFloat32:
+		return tensor.Float32
+	case c.Dtype == dtypeFloat64 || g == bayesmark:
+		return tensor.Float64
+	}
+	return tensor.Float32
 }
 
 // dataSeed is the seed of a dataset's split in one repeat (repeat −1: the split every repeat
@@ -226,14 +247,14 @@ func fileSHA256(path string) (string, error) {
 // preprocessing fitted on the training part only.
 func tabular(opt experiments.Options, cfg *Config, name string, full *datasets.Dataset, g group, fTrain, fVal, fTest float64) *problem {
 	binary := len(full.Classes) == 2
-	p := &problem{name: name, group: g, epochs: cfg.Epochs, budget: cfg.Budget, loss: losses.Multiclass}
+	p := &problem{name: name, group: g, epochs: cfg.Epochs, budget: cfg.Budget, loss: losses.Multiclass, dtype: cfg.dtype(g)}
 	if binary {
 		p.loss = losses.Binary
 	}
 	if g == bayesmark {
 		p.metric, p.label, p.space, p.budget = convexity.Accuracy, "score", BayesmarkSpace(), cfg.BayesmarkBudget
-		p.build = BayesmarkBuild(len(full.Classes))
-		p.estimate = mlpEstimate(len(full.Classes), bayesmarkArch)
+		p.build = BayesmarkBuild(len(full.Classes), p.dtype)
+		p.estimate = mlpEstimate(len(full.Classes), p.dtype, bayesmarkArch)
 		p.describe = fmt.Sprintf("stratified 80/20 train/test per repeat (Bayesmark's); the objective is %d-fold stratified CV on the 80%%, "+
 			"each fit early-stopped on 10%% of its training part (scikit-learn's validation_fraction), the selected configuration refitted on the 80%% "+
 			"(90/10 for early stopping) and scored on the 20%%; standardized with the 80%%'s statistics", cfg.Folds)
@@ -243,8 +264,8 @@ func tabular(opt experiments.Options, cfg *Config, name string, full *datasets.D
 			p.metric, p.label = convexity.Accuracy, "accuracy"
 		}
 		p.space = OpenMLSpace(cfg.MaxLog2Width)
-		p.build = OpenMLBuild(len(full.Classes))
-		p.estimate = mlpEstimate(len(full.Classes), openMLArch)
+		p.build = OpenMLBuild(len(full.Classes), p.dtype)
+		p.estimate = mlpEstimate(len(full.Classes), p.dtype, openMLArch)
 		p.describe = fmt.Sprintf("stratified %.0f/%.0f/%.0f train/validation/test per repeat; nominal columns one-hot, numeric ones standardized with training statistics (missing → 0), rows scaled to unit L2 norm", 100*fTrain, 100*fVal, 100*fTest)
 	}
 	if cfg.Protocol == protocolAuthors && g != user {
@@ -439,11 +460,12 @@ func imageProblem(ctx context.Context, opt experiments.Options, cfg *Config, nam
 	if name == "svhn" {
 		p.space = SVHNSpace()
 	}
-	build := ConvNetBuild(name, full.Shape, len(full.Classes))
+	p.dtype = cfg.dtype(image)
+	build := ConvNetBuild(name, full.Shape, len(full.Classes), p.dtype)
 	p.build = func(*datasets.Dataset) func(search.Config, uint64) (*convexity.Candidate, error) { return build }
 	p.estimate = func(*datasets.Dataset) func(search.Config) (int64, error) {
 		return func(hp search.Config) (int64, error) {
-			return convNetBytes(name, full.Shape, len(full.Classes), hp), nil
+			return convNetBytes(name, full.Shape, len(full.Classes), p.dtype, hp), nil
 		}
 	}
 	return p, nil

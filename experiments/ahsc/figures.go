@@ -76,29 +76,41 @@ func scorePlot(runs, summary *experiments.Table, dataset string, methods []strin
 		}
 		if len(vs) > 0 {
 			lo, hi = math.Min(lo, slices.Min(vs)), math.Max(hi, slices.Max(vs))
-			box, err := plotter.NewBoxPlot(vg.Points(30), float64(i), plotter.Values(vs))
+			m, err := boxWithPoints(pl, float64(i), vs, c, pointGlyph, meanGlyph)
 			if err != nil {
 				return nil, err
 			}
-			box.FillColor = lighter(c)
-			box.BoxStyle.Color, box.MedianStyle.Color, box.WhiskerStyle.Color = c, c, c
-			box.MedianStyle.Width = vg.Points(2)
-			box.GlyphStyle.Radius = 0 // every point is drawn below, outliers included
-			pl.Add(box)
-			pts := make(plotter.XYs, len(vs))
-			for j, v := range vs {
-				pts[j] = plotter.XY{X: float64(i) + jitter(j, len(vs)), Y: v}
-			}
-			marks = append(marks, scatter(pts, pointGlyph, c), scatter(plotter.XYs{{X: float64(i), Y: stats.Mean(vs)}}, meanGlyph, nil))
+			marks = append(marks, m...)
 		}
 	}
 	pl.Add(append(marks, papers...)...)
 	pl.NominalX(methods...)
+	centerSlots(pl, len(methods))
 	pl.Legend.Add("one repeat", scatter(nil, pointGlyph, nil))
 	pl.Legend.Add("mean", scatter(nil, meanGlyph, nil))
 	pl.Legend.Add("paper (Table 1)", scatter(nil, paperGlyph, nil))
 	padY(pl, lo, hi)
 	return pl, nil
+}
+
+// boxWithPoints adds to pl a box (median and quartiles) of vs at x in colour c and returns
+// what is drawn over it, once every box is in: each value as a point (jittered within the
+// box's slot) and the mean.
+func boxWithPoints(pl *plot.Plot, x float64, vs []float64, c color.Color, point, mean draw.GlyphStyle) ([]plot.Plotter, error) {
+	box, err := plotter.NewBoxPlot(vg.Points(30), x, plotter.Values(vs))
+	if err != nil {
+		return nil, err
+	}
+	box.FillColor = lighter(c)
+	box.BoxStyle.Color, box.MedianStyle.Color, box.WhiskerStyle.Color = c, c, c
+	box.MedianStyle.Width = vg.Points(2)
+	box.GlyphStyle.Radius = 0 // every point is drawn, outliers included
+	pl.Add(box)
+	pts := make(plotter.XYs, len(vs))
+	for j, v := range vs {
+		pts[j] = plotter.XY{X: x + jitter(j, len(vs)), Y: v}
+	}
+	return []plot.Plotter{scatter(pts, point, c), scatter(plotter.XYs{{X: x, Y: stats.Mean(vs)}}, mean, nil)}, nil
 }
 
 // scatter draws pts in glyph style g, coloured c unless c is nil.
@@ -108,6 +120,17 @@ func scatter(pts plotter.XYs, g draw.GlyphStyle, c color.Color) *plotter.Scatter
 		s.GlyphStyle.Color = c
 	}
 	return s
+}
+
+// minSlots is the fewest method slots a box plot's x axis spans, so that a box's points,
+// jittered in slot units, stay over its box (a fixed width in points) when there are few.
+const minSlots = 6
+
+// centerSlots sets pl's x range to n slots, centred in at least minSlots, and returns it.
+func centerSlots(pl *plot.Plot, n int) (lo, hi float64) {
+	pad := float64(max(minSlots-n, 0)) / 2
+	pl.X.Min, pl.X.Max = -0.5-pad, float64(n)-0.5+pad
+	return pl.X.Min, pl.X.Max
 }
 
 // jitter spreads n points of one box over ±0.15 of its slot, so that equal values stay visible.

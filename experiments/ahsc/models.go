@@ -13,9 +13,9 @@ import (
 
 // Search spaces (Table 2) and the models they configure.
 
-// mlpEstimate estimates an MLP configuration's training memory from its hidden widths and
-// batch size (clipped to the training set, as the builders do).
-func mlpEstimate(classes int, arch func(search.Config) ([]int, int)) func(*datasets.Dataset) func(search.Config) (int64, error) {
+// mlpEstimate estimates an MLP configuration's training memory in float type dt from its
+// hidden widths and batch size (clipped to the training set, as the builders do).
+func mlpEstimate(classes int, dt tensor.Dtype, arch func(search.Config) ([]int, int)) func(*datasets.Dataset) func(search.Config) (int64, error) {
 	return func(train *datasets.Dataset) func(search.Config) (int64, error) {
 		out := classes
 		if classes == 2 {
@@ -23,7 +23,7 @@ func mlpEstimate(classes int, arch func(search.Config) ([]int, int)) func(*datas
 		}
 		return func(cfg search.Config) (int64, error) {
 			hidden, batch := arch(cfg)
-			return layers.EstimateMLPBytes(train.D, hidden, out, min(batch, train.N), tensor.Float64), nil
+			return layers.EstimateMLPBytes(train.D, hidden, out, min(batch, train.N), dt), nil
 		}
 	}
 }
@@ -60,27 +60,28 @@ func openMLArch(cfg search.Config) ([]int, int) {
 
 // OpenMLBuild builds the OpenML MLP of the authors' hpobench/util/model.py for a table with
 // the given number of classes: depth × Dense(width, ReLU), then a sigmoid output with binary
-// cross-entropy for two classes or a softmax for more; float64; Keras's default Adam at the
-// configuration's learning rate, with its batch size clipped to the training rows. It is
-// the builder every method of the experiment trains through, and the one the bench times.
-func OpenMLBuild(classes int) Builder {
-	return mlpBuild(classes, openMLArch, func(cfg search.Config, _ int) samplers.Optimizer {
+// cross-entropy for two classes or a softmax for more, computing in dt (the experiment's
+// default is Keras's float32: see Config.Dtype); Keras's default Adam at the configuration's
+// learning rate, with its batch size clipped to the training rows. It is the builder every
+// method of the experiment trains through, and the one the bench times.
+func OpenMLBuild(classes int, dt tensor.Dtype) Builder {
+	return mlpBuild(classes, dt, openMLArch, func(cfg search.Config, _ int) samplers.Optimizer {
 		return kerasAdam(math.Pow(10, float64(cfg.Int("log10_learning_rate"))))
 	})
 }
 
-// mlpBuild builds float64 ReLU MLPs of the widths arch gives, with a single (logistic)
-// output for two classes and a softmax for more, and the batch size arch gives clipped to
-// the training rows (as scikit-learn and Keras do), trained by the optimizer made for that
-// batch size.
-func mlpBuild(classes int, arch func(search.Config) ([]int, int), optimizer func(cfg search.Config, batch int) samplers.Optimizer) Builder {
+// mlpBuild builds ReLU MLPs computing in dt of the widths arch gives, with a single
+// (logistic) output for two classes and a softmax for more, and the batch size arch gives
+// clipped to the training rows (as scikit-learn and Keras do), trained by the optimizer made
+// for that batch size.
+func mlpBuild(classes int, dt tensor.Dtype, arch func(search.Config) ([]int, int), optimizer func(cfg search.Config, batch int) samplers.Optimizer) Builder {
 	return func(train *datasets.Dataset) func(search.Config, uint64) (*convexity.Candidate, error) {
 		in, out := train.D, classes
 		if classes == 2 {
 			out = 1
 		}
 		return func(cfg search.Config, seed uint64) (*convexity.Candidate, error) {
-			net, err := layers.NewNet(tensor.Float64, seed)
+			net, err := layers.NewNet(dt, seed)
 			if err != nil {
 				return nil, err
 			}
@@ -120,9 +121,10 @@ func bayesmarkArch(cfg search.Config) ([]int, int) {
 
 // BayesmarkBuild builds scikit-learn's MLPClassifier(solver="adam") as Bayesmark's MLP-adam
 // model configures it, for a table with the given number of classes: one ReLU layer, a
-// logistic output for two classes or a softmax for more, float64.
-func BayesmarkBuild(classes int) Builder {
-	return mlpBuild(classes, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
+// logistic output for two classes or a softmax for more, computing in dt (the experiment's
+// default is scikit-learn's float64: see Config.Dtype).
+func BayesmarkBuild(classes int, dt tensor.Dtype) Builder {
+	return mlpBuild(classes, dt, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
 		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
 		a.Beta1, a.Beta2, a.Eps = 1-cfg.Float("one_minus_beta_1"), 1-cfg.Float("one_minus_beta_2"), cfg.Float("epsilon")
 		// scikit-learn adds alpha/2·‖W‖²/|B| to the mean batch loss: a coupled L2 gradient
@@ -166,19 +168,19 @@ func convNet(dataset string, shape []int, classes int, cfg search.Config) layers
 // imageBatch is the authors' batch size for the image models (image/src/util.py).
 const imageBatch = 64
 
-func convNetBytes(dataset string, shape []int, classes int, cfg search.Config) int64 {
-	return layers.EstimateConvNetBytes(convNet(dataset, shape, classes, cfg), dataset == "svhn", imageBatch, tensor.Float32)
+func convNetBytes(dataset string, shape []int, classes int, dt tensor.Dtype, cfg search.Config) int64 {
+	return layers.EstimateConvNetBytes(convNet(dataset, shape, classes, cfg), dataset == "svhn", imageBatch, dt)
 }
 
 // ConvNetBuild builds Table 2's ConvNet of dataset "mnist" (Conv–MaxPool blocks, then two
 // dense layers) or "svhn" (Conv–BatchNorm–Conv–MaxPool–Dropout blocks, a dense layer,
 // dropout and the output) for images of shape (channels, height, width) and the given number
-// of classes, as the authors' image/src code does: float32, Keras's default Adam, batch 64.
-// It is the builder every method of the experiment trains through, and the one the bench
-// times.
-func ConvNetBuild(dataset string, shape []int, classes int) func(cfg search.Config, seed uint64) (*convexity.Candidate, error) {
+// of classes, as the authors' image/src code does: Keras's default Adam, batch 64, computing
+// in dt (the experiment's default is Keras's float32). It is the builder every method of the
+// experiment trains through, and the one the bench times.
+func ConvNetBuild(dataset string, shape []int, classes int, dt tensor.Dtype) func(cfg search.Config, seed uint64) (*convexity.Candidate, error) {
 	return func(cfg search.Config, seed uint64) (*convexity.Candidate, error) {
-		net, err := layers.NewNet(tensor.Float32, seed)
+		net, err := layers.NewNet(dt, seed)
 		if err != nil {
 			return nil, err
 		}

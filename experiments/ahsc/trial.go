@@ -98,6 +98,39 @@ func spaceNames(space search.Space) string {
 // another), the test log loss, the strong convexity μ after one epoch (AHSC's screening score)
 // and seconds. It is the trial of a Katib experiment (`hyperflat trial`).
 func Trial(ctx context.Context, opt experiments.Options, hp search.Config, repeat int) ([]Metric, error) {
+	task, err := TrialTask(ctx, opt, repeat)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	// μ as AHSC's screening measures it, then the full training every method's trial does.
+	mu := (&convexity.AHSC{Task: task}).Screen(ctx, hp, nil).Score
+	e := task.Evaluate(ctx, hp, 1)
+	seconds := time.Since(start).Seconds()
+	if e.Err != nil {
+		return nil, fmt.Errorf("trial failed: %w", e.Err)
+	}
+	metric := strings.ReplaceAll(string(task.Metric), "-", "_") // roc-auc → roc_auc
+	ms := []Metric{
+		{"objective", e.Value},
+		{"val_" + metric, e.ValMetric},
+		{"val_loss", e.ValLoss},
+		{"test_" + metric, e.TestMetric},
+	}
+	if task.Metric != convexity.Accuracy {
+		ms = append(ms, Metric{"test_accuracy", e.TestAccuracy})
+	}
+	return append(ms,
+		Metric{"test_log_loss", e.TestLoss},
+		Metric{"strong_convexity", mu},
+		Metric{"seconds", seconds}), nil
+}
+
+// TrialTask is the objective Trial evaluates through: the given repeat of the dataset of
+// opt.Config (a *Config; nil: the preset's defaults) — that repeat's split, initial weights,
+// early stopping and protocol — as every method of the experiment trains. The premise
+// experiment (experiments/premise) looks inside its trainings.
+func TrialTask(ctx context.Context, opt experiments.Options, repeat int) (*convexity.Task, error) {
 	opt, err := Experiment().Resolve(opt)
 	if err != nil {
 		return nil, err
@@ -122,26 +155,5 @@ func Trial(ctx context.Context, opt experiments.Options, hp search.Config, repea
 	if cfg.Protocol == protocolAuthors {
 		authorsTask(task, p, "trial", weights)
 	}
-	start := time.Now()
-	// μ as AHSC's screening measures it, then the full training every method's trial does.
-	mu := (&convexity.AHSC{Task: task}).Screen(ctx, hp, nil).Score
-	e := task.Evaluate(ctx, hp, 1)
-	seconds := time.Since(start).Seconds()
-	if e.Err != nil {
-		return nil, fmt.Errorf("trial failed: %w", e.Err)
-	}
-	metric := strings.ReplaceAll(string(p.metric), "-", "_") // roc-auc → roc_auc
-	ms := []Metric{
-		{"objective", e.Value},
-		{"val_" + metric, e.ValMetric},
-		{"val_loss", e.ValLoss},
-		{"test_" + metric, e.TestMetric},
-	}
-	if p.metric != convexity.Accuracy {
-		ms = append(ms, Metric{"test_accuracy", e.TestAccuracy})
-	}
-	return append(ms,
-		Metric{"test_log_loss", e.TestLoss},
-		Metric{"strong_convexity", mu},
-		Metric{"seconds", seconds}), nil
+	return task, nil
 }

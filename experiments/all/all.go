@@ -6,10 +6,11 @@ import (
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/freedman"
+	"github.com/hyperflat/hyperflat/experiments/premise"
 	"github.com/hyperflat/hyperflat/experiments/weightdecay"
 )
 
 // Experiments returns every registered experiment, sorted by name.
 func Experiments() experiments.Registry {
-	return experiments.Registry{ahsc.Experiment(), freedman.Experiment(), weightdecay.Experiment()}
+	return experiments.Registry{ahsc.Experiment(), freedman.Experiment(), premise.Experiment(), weightdecay.Experiment()}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/hypergrad"
 	"gorgonia.org/tensor"
 )
 
@@ -22,7 +23,7 @@ type Config struct {
 	// Zetas is the Eq. 7 penalty grid, in the units of weight_decay.py, which multiplies ζ by
 	// η² (and halves it); ζ = 0, Eq. 1, always runs besides. The code's grid 0…5 has no
 	// visible effect at the quick preset's scale, so the quick grid is wider.
-	Zetas []float64 `flag:"zetas" json:"zetas" paper:"1,2,3,4,5" derived:"10,100,1000 (30,300 for linear on cifar10)" usage:"Eq. 7 penalties ζ (paper-code units: ζη²/2 is applied)"`
+	Zetas []float64 `flag:"zetas" json:"zetas" paper:"1,2,3,4,5" derived:"10,100,1000 (30,300 for linear on cifar10)" usage:"Eq. 7 penalties ζ (paper-code units: ζη²/2 is applied offline, ζη² online)"`
 	// Repeats is the number of replicates: each draws its own initial weights (the code's
 	// seed_everything(fit_num)) and runs every ζ from them.
 	Repeats int `flag:"repeats" json:"repeats" paper:"5" derived:"5 (2 for a ResNet)" usage:"replicates (initializations)"`
@@ -47,7 +48,24 @@ type Config struct {
 	TestRows int `flag:"test-rows" json:"test-rows" paper:"10000" derived:"10000, all (500 for a ResNet)" usage:"test images evaluated per hyper-step"`
 	// Dtype is the precision of the weights and activations (float32, as the PyTorch code).
 	Dtype string `flag:"dtype" json:"dtype" default:"float32" choices:"float32,float64" usage:"floating-point precision"`
+	// Online runs Eq. 7 by Algorithm C.3, run_fit's online=True in weight_decay.py: a λ step
+	// on ζη²‖a_t‖ at every inner step instead of one on (ζη²/2)·√(Σ_t‖a_t‖²) per hyper-step
+	// (offline, the code's default and this one's). Eq. 1 (ζ = 0) is the same either way.
+	// omitempty, like T1T2's: runs stored before these flags existed keep their identity.
+	Online bool `flag:"online" json:"online,omitempty" default:"false" usage:"Eq. 7 online (Algorithm C.3: a λ step on ζη²‖a_t‖ every inner step) instead of offline"`
+	// T1T2 is the validation risk's hypergradient: lookahead, the exact gradient of
+	// λ ↦ R̂_V(θ − η∇_θR̂_T(θ, λ)), −ηθ⊙∇R̂_V at the look-ahead point; or authors, what
+	// weight_decay.py computes, −ηθ⊙∇R̂_V(θ) at the current θ. They agree to first order in η.
+	// lookahead, the default, is stored as "" (Finish writes it so; see Online), which is why
+	// the field has no choices tag: Finish checks the value.
+	T1T2 string `flag:"t1t2" json:"t1t2,omitempty" default:"" derived:"lookahead" usage:"T1-T2 risk hypergradient: lookahead (-ηθ⊙∇R_V one step ahead, exact) or authors (-ηθ⊙∇R_V(θ) at the current θ, as weight_decay.py)"`
 }
+
+// The --t1t2 values; lookahead is stored as "".
+const (
+	t1t2LookAhead = "lookahead"
+	t1t2Authors   = "authors"
+)
 
 // DefaultConfig returns the preset's configuration (quick or paper) for the default model and
 // dataset, finished. To change the model or the dataset, use Experiment().Configure with
@@ -60,10 +78,14 @@ func DefaultConfig(preset string) *Config {
 	return opt.Config.(*Config)
 }
 
-// Finish fills the quick preset's zero fields from the model and the dataset, then validates.
+// Finish fills the quick preset's zero fields from the model and the dataset, stores --t1t2
+// lookahead as "", then validates.
 func (c *Config) Finish(preset string) error {
 	if preset == experiments.Quick {
 		c.deriveQuick()
+	}
+	if c.T1T2 == t1t2LookAhead {
+		c.T1T2 = ""
 	}
 	return c.validate()
 }
@@ -113,6 +135,9 @@ func (c *Config) validate() error {
 	if c.Dtype != "float32" && c.Dtype != "float64" {
 		return experiments.FlagErrorf("dtype", "%q: want float32 or float64", c.Dtype)
 	}
+	if c.T1T2 != "" && c.T1T2 != t1t2Authors {
+		return experiments.FlagErrorf("t1t2", "%q: want one of lookahead, authors", c.T1T2)
+	}
 	if len(c.Zetas) == 0 {
 		return experiments.FlagErrorf("zetas", "is empty: want comma-separated positive numbers")
 	}
@@ -153,6 +178,24 @@ func (c *Config) dtype() tensor.Dtype {
 		return tensor.Float64
 	}
 	return tensor.Float32
+}
+
+// t1t2 is the T1–T2 form Bilevel takes.
+func (c *Config) t1t2() hypergrad.T1T2Form {
+	if c.T1T2 == t1t2Authors {
+		return hypergrad.AtCurrent
+	}
+	return hypergrad.LookAhead
+}
+
+// penalty is the Bilevel regularizer's weight and form for the grid's ζ, as run_fit scales it:
+// zeta·lr² (zeta = ζη²), applied online to ‖a_t‖, and offline to √(Σ_t‖a_t‖²) whose gradient
+// X/(2√Y) halves it.
+func (c *Config) penalty(zeta float64) (float64, hypergrad.Form) {
+	if c.Online {
+		return zeta * c.LR * c.LR, hypergrad.Sum
+	}
+	return zeta * c.LR * c.LR / 2, hypergrad.SqrtSum
 }
 
 func (c *Config) resnet() bool { return c.Model == "resnet18" || c.Model == "resnet34" }

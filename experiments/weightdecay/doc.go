@@ -25,9 +25,36 @@
 // hyper-steps), accumulating the training–validation gradient difference a_t (the training
 // gradient including λ⊙θ), whose norm is the (2,ν_t)-Fisher distance of Eq. 7 at ν_t = δ_θt.
 // Then RMSprop steps λ on the T1–T2 hypergradient of the validation risk (Luketina et al.
-// 2016), −η θ⊙∇_θR̂_V, plus, for Eq. 7, the gradient of (ζη²/2)·√(Σ_t‖a_t‖²) — the
-// square-root-of-sum form the code optimizes, with ζ in the code's units. Eq. 1 is the ζ = 0
-// run of the same procedure, as in the code.
+// 2016; Section 4.2 of the paper), −η θ⊙∇_θR̂_V (see below for where ∇_θR̂_V is read), plus,
+// for Eq. 7, the gradient of (ζη²/2)·√(Σ_t‖a_t‖²) — the square-root-of-sum form the code
+// optimizes, with ζ in the code's units. Eq. 1 is the ζ = 0 run of the same procedure, as in
+// the code.
+//
+// # Online (Algorithm C.3) and the two T1–T2 forms
+//
+// --online is Algorithm C.3 of Appendix C ("online optimization of Eq. 7", run_fit's docstring
+// in weight_decay.py), run_fit with online=True: Eq. 7 as written, ζ·Σ_t‖a_t‖, optimized
+// during the inner loop. At every inner step t the code
+// computes a_t at θ_t, steps RMSprop on ζη²·∇_λ‖a_t‖ = ζη²·θ_t⊙a_t/‖a_t‖ (no halving: it
+// divides by √‖a_t‖², not 2√Y), and only then takes the Adam step and the decay, which
+// therefore uses the new λ; the end of the hyper-step steps on the T1–T2 term alone. This
+// package does the same, in that order, with the same RMSprop state for both kinds of step
+// (hypergrad.Bilevel with Form Sum). Eq. 1 takes no online step (the code's `zeta > 0 and
+// online`), so its runs are the offline ones. Offline, the code's default, is the default
+// here too: it is what the reported experiments ran unless the authors passed --online.
+//
+// --t1t2 chooses where the T1–T2 term reads the validation gradient. The paper only names
+// the T1–T2 approximation, whose standard form differentiates R̂_V after one more training
+// step: ∇_λR̂_V(θ') with θ' = θ − η(∇_θR̂_T(θ) + λ⊙θ), which for per-entry decay is
+// −η θ⊙∇_θR̂_V(θ') (lookahead, the default, hypergrad.NewT1T2: an exact derivative, checked
+// against finite differences). The authors' code computes `wd.grad += -lr * p * p.grad` with
+// p.grad the validation gradient at the current, last iterate — "identity approximation to
+// the Hessian" of Lorraine et al. (2019), its comment says — that is −η θ⊙∇_θR̂_V(θ) (authors,
+// hypergrad.NewT1T2AtCurrent). The two agree to first order in η and exactly where
+// ∇_θR̂_T + λ⊙θ = 0; their difference is O(η²) — for a quadratic R̂_V exactly
+// η² θ⊙∇²R̂_V(∇_θR̂_T + λ⊙θ) — against the term's O(η). Lookahead stays the default because runs
+// stored before the flag existed computed it (their identity and numbers are unchanged);
+// authors is the form to set beside the authors' published numbers.
 //
 // Methods compared on each replicate (Table C.1): Eq. 1; Eq. 7 at the ζ of the grid with the
 // best selection-image accuracy; Eq. 7 at the ζ with the best test accuracy (the paper's

@@ -34,8 +34,8 @@ type fit struct {
 func (f fit) final() checkpoint { return f.history[len(f.history)-1] }
 
 // runFit performs one bilevel optimization of the per-entry weight decays λ, from the initial
-// weights that seed draws: Algorithm 1 with K = 0 (offline, the code's default), on Eq. 1 when
-// ζ = 0 and on Eq. 7 otherwise.
+// weights that seed draws: Algorithm 1 with K = 0, offline (the code's default) or online
+// (Algorithm C.3, --online), on Eq. 1 when ζ = 0 and on Eq. 7 otherwise.
 func runFit(ctx context.Context, cfg *Config, d *subsets, replicate int, zeta float64, seed uint64) (fit, error) {
 	start := time.Now()
 	out := fit{replicate: replicate, zeta: zeta}
@@ -51,15 +51,18 @@ func runFit(ctx context.Context, cfg *Config, d *subsets, replicate int, zeta fl
 	if err != nil {
 		return out, err
 	}
+	penalty, form := cfg.penalty(zeta)
 	b := &hypergrad.Bilevel{
 		Chains:     []*hypergrad.Chain{chain},
 		Lambda:     wd.Values(),
 		Outer:      samplers.NewRMSprop(cfg.OuterLR),
 		InnerSteps: cfg.InnerSteps, HyperSteps: cfg.OuterSteps,
 		RiskLR: cfg.LR,
-		// run_fit scales ζ by η² and steps on X/(2√Y), the gradient of (ζη²/2)·√Σ‖a_t‖².
-		Zeta:    zeta * cfg.LR * cfg.LR / 2,
-		Form:    hypergrad.SqrtSum,
+		T1T2:   cfg.t1t2(),
+		// run_fit scales ζ by η²: offline it steps on X/(2√Y), the gradient of
+		// (ζη²/2)·√Σ‖a_t‖²; online on ζη²∇‖a_t‖ at every inner step.
+		Zeta:    penalty,
+		Form:    form,
 		Monitor: true, // Eq. 1 runs report their Fisher distance too (Figure 4.3 uses every run)
 		OnHyperStep: func(h hypergrad.HyperStep) error {
 			return logCheckpoint(ctx, h)

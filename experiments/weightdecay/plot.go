@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 
 	"github.com/hyperflat/hyperflat/experiments"
@@ -25,20 +26,7 @@ func plots(res *experiments.Result, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := experiments.Panel{Title: fmt.Sprintf("%s on %s: regularizer vs generalization gap (Figure 4.3)", model, dataset),
-		XLabel: "regularizer √Σ‖a_t‖²", YLabel: "validation − test accuracy"}
-	for _, z := range zetas(steps) {
-		var s experiments.Series
-		for i := range steps.Rows {
-			if steps.Float(i, "zeta") == z {
-				s.X = append(s.X, steps.Float(i, "regularizer"))
-				s.Y = append(s.Y, steps.Float(i, "val_acc")-steps.Float(i, "test_acc"))
-			}
-		}
-		s.Label = zetaLabel(z)
-		s.Color = experiments.MethodColor(s.Label)
-		sc.Series = append(sc.Series, s)
-	}
+	sc := gapPanel(steps, fmt.Sprintf("%s on %s: regularizer vs generalization gap (Figure 4.3)", model, dataset))
 	if c := res.Table("correlation"); c != nil && len(c.Rows) > 0 {
 		sc.Title += fmt.Sprintf(", Spearman ρ = %.2f", c.Float(0, "spearman_rho"))
 	}
@@ -47,6 +35,129 @@ func plots(res *experiments.Result, dir string) ([]string, error) {
 		return nil, err
 	}
 	return []string{p1, p2}, nil
+}
+
+// gapPanel is Figure 4.3: each hyper-step of every run as a point, the regularizer against
+// the generalization gap, one colour per ζ. The regularizer is drawn on a log scale: Eq. 1's
+// grows by decades over the hyper-steps while Eq. 7's stays small (Spearman's ρ, a rank
+// statistic, is unchanged by it).
+func gapPanel(steps *experiments.Table, title string) experiments.Panel {
+	sc := experiments.Panel{Title: title, XLabel: "log10 of the regularizer √Σ‖a_t‖²", YLabel: "validation − test accuracy"}
+	zs := zetas(steps)
+	colors := zetaColors(zs)
+	for _, z := range zs {
+		s := experiments.Series{Label: zetaLabel(z), Points: true, Color: colors[z]}
+		for i := range steps.Rows {
+			if steps.Float(i, "zeta") == z {
+				s.X = append(s.X, math.Log10(steps.Float(i, "regularizer")))
+				s.Y = append(s.Y, steps.Float(i, "val_acc")-steps.Float(i, "test_acc"))
+			}
+		}
+		sc.Series = append(sc.Series, s)
+	}
+	return sc
+}
+
+// testPanel is one pair's panel of Figure 4.2 as the paper draws it: test accuracy per
+// hyper-step, averaged over replicates, Eq. 1 dashed and Eq. 7 solid, one colour per ζ.
+func testPanel(hist *experiments.Table, title string) experiments.Panel {
+	p := experiments.Panel{Title: title, XLabel: "hyper-step", YLabel: "test accuracy", IntX: true}
+	zs := zetas(hist)
+	colors := zetaColors(zs)
+	for _, z := range zs {
+		s := experiments.Series{Label: zetaLabel(z), Dashed: z == 0, Color: colors[z]}
+		for i := range hist.Rows {
+			if hist.Float(i, "zeta") == z {
+				s.X, s.Y = append(s.X, hist.Float(i, "step")), append(s.Y, hist.Float(i, "test_acc"))
+			}
+		}
+		p.Series = append(p.Series, s)
+	}
+	return p
+}
+
+// Figures draws Figure 4.2 (test accuracy per hyper-step) and Figure 4.3 (regularizer
+// against generalization gap) of every reported pair into dir, a panel per pair, and the
+// same of the other stored runs (Others) into a second pair of files, and returns their
+// paths; none without a reported pair.
+func (t *TableC1) Figures(dir string) ([]string, error) {
+	var reported []*storedPair
+	for _, k := range Pairs {
+		if sp, ok := t.chosen[k]; ok {
+			reported = append(reported, sp)
+		}
+	}
+	var paths []string
+	for _, f := range []struct {
+		runs     []*storedPair
+		acc, gap string
+	}{{reported, Figure42, Figure43}, {t.otherRuns(), Figure42Others, Figure43Others}} {
+		if len(f.runs) == 0 {
+			continue
+		}
+		var acc, gap []experiments.Panel
+		for _, sp := range f.runs {
+			name := sp.title()
+			acc = append(acc, testPanel(sp.res.Table("history"), name))
+			gap = append(gap, gapPanel(sp.res.Table("steps"), name+fmt.Sprintf(", Spearman ρ = %.2f", sp.p.all.rho)))
+		}
+		for _, fig := range []struct {
+			name   string
+			panels []experiments.Panel
+		}{{f.acc, acc}, {f.gap, gap}} {
+			p, err := experiments.SavePNG(dir, fig.name, fig.panels...)
+			if err != nil {
+				return nil, err
+			}
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// title names a run's panel: its pair, run, replicates, width and steps.
+func (sp *storedPair) title() string {
+	name := fmt.Sprintf("%s: run %s, %d replicate", pairName(sp.cfg.Model, sp.cfg.Dataset), sp.label(), len(sp.p.reps))
+	if len(sp.p.reps) > 1 {
+		name += "s"
+	}
+	if sp.cfg.resnet() {
+		name += fmt.Sprintf(", width %g", sp.cfg.Width)
+	}
+	return name + fmt.Sprintf(", %d×%d steps", sp.cfg.InnerSteps, sp.cfg.OuterSteps)
+}
+
+// distinct are ten colours told apart easily (matplotlib's tab10), Eq. 1's blue first.
+var distinct = []color.Color{color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff}, color.RGBA{0xe3, 0x77, 0xc2, 0xff},
+	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff}, color.RGBA{0x17, 0xbe, 0xcf, 0xff}}
+
+// zetaColors colours a panel's ζ values: each ζ's own colour (experiments.MethodColor, the
+// same in every figure) when they are distinct, as within each preset's grid; else, for a
+// grid merged from several runs, one of ten distinct colours in order, Eq. 1 blue.
+func zetaColors(zs []float64) map[float64]color.Color {
+	out, seen := map[float64]color.Color{}, map[color.Color]bool{}
+	for _, z := range zs {
+		c := experiments.MethodColor(zetaLabel(z))
+		if seen[c] {
+			out = nil
+			break
+		}
+		seen[c], out[z] = true, c
+	}
+	if out != nil {
+		return out
+	}
+	out, k := map[float64]color.Color{}, 1
+	for _, z := range zs {
+		if z == 0 {
+			out[z] = distinct[0]
+			continue
+		}
+		out[z] = distinct[k%len(distinct)]
+		k = max(1, (k+1)%len(distinct))
+	}
+	return out
 }
 
 // zetas lists the table's ζ values in order of appearance.

@@ -26,3 +26,22 @@ func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool { panic("v
 func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool { panic("vec: no kernels") }
 func NonFiniteF32(x *float32, n int) bool                             { panic("vec: no kernels") }
 func NonFiniteF64(x *float64, n int) bool                             { panic("vec: no kernels") }
+
+const (
+	RMSWeightDecay = 1 << iota
+	RMSCentered
+	RMSMomentum
+)
+
+func RMSpropF32(p, gr, s, a, b *float32, n int, c *[6]float32, flags int) bool {
+	panic("vec: no kernels")
+}
+func RMSpropF64(p, gr, s, a, b *float64, n int, c *[6]float64, flags int) bool {
+	panic("vec: no kernels")
+}
+func LangevinF64(p, gr, xi *float64, n int, eta, std float64, noise int) bool {
+	panic("vec: no kernels")
+}
+func LangevinF32(p, gr *float32, xi *float64, n int, eta, std float64, noise int) bool {
+	panic("vec: no kernels")
+}

@@ -1,0 +1,128 @@
+package ahsc
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hyperflat/hyperflat/experiments"
+)
+
+// storedResult builds a stored ahsc result by hand: a summary row per method of dataset and
+// a runs row per method and repeat with the given seconds (a missing repeat has none).
+func storedResult(proto, dataset, metric string, params map[string]string, seconds map[string]map[int]float64, methods ...string) *experiments.Result {
+	summary := experiments.Table{Name: "summary", Columns: []string{"dataset", "method", "metric", "median", "mean", "n", "best", "paper",
+		"generalization_median", "generalization_mean", "seconds"}}
+	runs := experiments.Table{Name: "runs", Columns: []string{"dataset", "repeat", "method", "metric", "value", "seconds"}}
+	for _, m := range methods {
+		summary.Add(dataset, m, metric, 90.0, 91.0, len(seconds[m]), true, paperTable1[dataset][m], 80.0, 81.0, 1.0)
+		for r := 0; r < 3; r++ {
+			if s, ok := seconds[m][r]; ok {
+				runs.Add(dataset, r, m, metric, 90.0, s)
+			}
+		}
+	}
+	p := map[string]string{"protocol": proto}
+	for k, v := range params {
+		p[k] = v
+	}
+	return &experiments.Result{Experiment: "ahsc", Preset: "paper", Params: p, Tables: []experiments.Table{summary, runs}}
+}
+
+// TestTable1Figure2 checks Figure 2's shares against values worked out by hand (AHSC's
+// seconds over each method's, repeat by repeat; a repeat a method lacks is left out), that
+// the figures are written and linked from table1.md, and that an image run gets its own
+// section with its reduced settings instead of a row among the tabular datasets.
+func TestTable1Figure2(t *testing.T) {
+	iris := storedResult(protocolAuthors, "iris", "score", nil, map[string]map[int]float64{
+		"ahsc":   {0: 10, 1: 20, 2: 30},
+		"random": {0: 40, 1: 80, 2: 100}, // 25%, 25%, 30%
+		"tpe":    {0: 100, 1: 100},       // 10%, 20%
+	}, "ahsc", "random", "tpe")
+	mnist := storedResult(protocolAuthors, "mnist", "accuracy%", map[string]string{"image-train": "2000", "image-test": "1000",
+		"image-epochs": "10", "budget": "30", "n1": "50", "n2": "10", "repeats": "3"}, map[string]map[int]float64{
+		"ahsc": {0: 5, 1: 6, 2: 7}, "random": {0: 50, 1: 60, 2: 70}}, "ahsc", "random")
+	noAHSC := storedResult(protocolClean, "wine", "score", nil, map[string]map[int]float64{"random": {0: 1}}, "random")
+	runs := []StoredRun{{ID: 1, Result: iris}, {ID: 2, Result: mnist}, {ID: 3, Result: noAHSC}}
+
+	f, ok := figure2Of(iris, 1, "iris")
+	if !ok {
+		t.Fatal("iris has no Figure 2 data")
+	}
+	for k, want := range map[int][]float64{1: {25, 25, 30}, 2: {10, 20}} {
+		got := f.shares(k)
+		if len(got) != len(want) {
+			t.Fatalf("%s: shares %v, want %v", f.methods[k], got, want)
+		}
+		for i := range want {
+			if d := got[i] - want[i]; d > 1e-12 || d < -1e-12 {
+				t.Errorf("%s: shares %v, want %v", f.methods[k], got, want)
+			}
+		}
+	}
+	if _, ok := figure2Of(noAHSC, 3, "wine"); ok {
+		t.Error("a run without AHSC has Figure 2 data")
+	}
+
+	dir := t.TempDir()
+	paths, err := WriteTable1Figures(dir, runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "figure2_mnist_authors.png"), filepath.Join(dir, "figure2_iris_authors.png")} // Table 1's order
+	if strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Errorf("figures %v, want %v", paths, want)
+	}
+	for _, p := range want {
+		if b, err := os.ReadFile(p); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s: not a PNG (%v)", p, err)
+		}
+	}
+
+	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	for _, w := range []string{
+		"## Figure 2: run times", "![Figure 2: iris, authors](figure2_iris_authors.png)",
+		"| ahsc | 20.0 | – | 3 |", "| random | 80.0 | 25% (25–30%) | 3 |", "| tpe | 100.0 | 15% (10–20%) | 2 |",
+		"The paper's dataset, vehicle, has no stored run yet.",
+		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
+		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
+		"Not yet run: svhn",
+	} {
+		if !strings.Contains(s, w) {
+			t.Errorf("table1.md lacks %q:\n%s", w, s)
+		}
+	}
+	tabular, _, _ := strings.Cut(s, "## Images")
+	if strings.Contains(tabular, "| mnist |") || strings.Contains(tabular, "svhn") {
+		t.Errorf("an image dataset among the tabular tables:\n%s", tabular)
+	}
+	if strings.Contains(s, "figure2_wine") {
+		t.Error("table1.md links a figure that was not written")
+	}
+}
+
+// TestSVHNMissingMessage is the message `hyperflat run ahsc --dataset svhn` prints without
+// the data (docs/reproduction/ahsc-protocol.md quotes it): the files, where they are
+// expected, where to download them and the command that does.
+func TestSVHNMissingMessage(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig(experiments.Quick)
+	cfg.Dataset = "svhn"
+	_, _, err := loadProblems(context.Background(), experiments.Options{DataDir: dir}, cfg)
+	if err == nil {
+		t.Fatal("svhn loaded from an empty directory")
+	}
+	for _, w := range []string{filepath.Join(dir, "svhn", "train_32x32.mat"), filepath.Join(dir, "svhn", "test_32x32.mat"),
+		"http://ufldl.stanford.edu/housenumbers/", "--data-dir / HYPERFLAT_DATA", "hyperflat data fetch svhn downloads them"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the message lacks %q: %v", w, err)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package weightdecay
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/hypergrad"
+	"github.com/hyperflat/hyperflat/layers"
+)
+
+// TestOnlineT1T2Identity checks that --online and --t1t2 leave the default configuration's
+// stored form, hence the identity of runs stored before they existed, unchanged (--t1t2
+// lookahead is the default, spelled out), and that their other values change it.
+func TestOnlineT1T2Identity(t *testing.T) {
+	e := Experiment()
+	id := func(flags map[string]string) (string, []byte) {
+		t.Helper()
+		cfg, err := e.Configure(experiments.Quick, flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt, err := e.Resolve(experiments.Options{Preset: experiments.Quick, Seed: 1, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := experiments.Identity(e.Name, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(opt.Config)
+		return s, b
+	}
+	base, stored := id(nil)
+	for _, key := range []string{`"online"`, `"t1t2"`} {
+		if strings.Contains(string(stored), key) {
+			t.Errorf("the default configuration stores %s: %s", key, stored)
+		}
+	}
+	if s, _ := id(map[string]string{"t1t2": "lookahead", "online": "false"}); s != base {
+		t.Errorf("--t1t2 lookahead --online=false has identity %s, the default %s", s, base)
+	}
+	for _, flags := range []map[string]string{{"t1t2": "authors"}, {"online": "true"}} {
+		if s, _ := id(flags); s == base {
+			t.Errorf("%v leaves the identity %s unchanged", flags, s)
+		}
+	}
+	if cfg, err := e.Configure(experiments.Quick, map[string]string{"t1t2": "current"}); err == nil {
+		if err := cfg.Finish(experiments.Quick); err == nil {
+			t.Error("--t1t2 current accepted")
+		}
+	}
+	c := DefaultConfig(experiments.Quick)
+	c.T1T2 = "current"
+	if err := c.Finish(experiments.Quick); err == nil {
+		t.Error("a stored t1t2 \"current\" passed Finish")
+	}
+}
+
+// TestPenalty pins run_fit's scaling of the grid's ζ: ζη²/2 on √(Σ_t‖a_t‖²) offline (the
+// code divides X by 2√Y), ζη² on ‖a_t‖ online (it divides by √‖a_t‖² alone).
+func TestPenalty(t *testing.T) {
+	c := &Config{LR: 0.01}
+	if z, f := c.penalty(3); f != hypergrad.SqrtSum || math.Abs(z-1.5e-4) > 1e-18 {
+		t.Errorf("offline: %v %v, want 1.5e-4 sqrt-sum", z, f)
+	}
+	c.Online = true
+	if z, f := c.penalty(3); f != hypergrad.Sum || math.Abs(z-3e-4) > 1e-18 {
+		t.Errorf("online: %v %v, want 3e-4 sum", z, f)
+	}
+}
+
+// tinySet is n random images of d pixels with labels among the 10 classes.
+func tinySet(rng *rand.Rand, n, d int) *datasets.Dataset {
+	s := &datasets.Dataset{Name: "tiny", N: n, D: d, Shape: []int{d}, X: make([]float64, n*d), Y: make([]int, n)}
+	for i := range s.X {
+		s.X[i] = rng.Float64()
+	}
+	for i := range s.Y {
+		s.Y[i] = rng.IntN(classes)
+	}
+	return s
+}
+
+// ceGrad is the gradient of the mean cross-entropy of the linear classifier x·W + b, W of
+// shape d×10 row-major, on s.
+func ceGrad(s *datasets.Dataset, w, b []float64) (gw, gb []float64) {
+	gw, gb = make([]float64, len(w)), make([]float64, len(b))
+	for n := 0; n < s.N; n++ {
+		x := s.X[n*s.D : (n+1)*s.D]
+		z := append([]float64(nil), b...)
+		for j, xj := range x {
+			for c := range z {
+				z[c] += xj * w[j*classes+c]
+			}
+		}
+		top, sum := z[0], 0.0
+		for _, v := range z {
+			top = math.Max(top, v)
+		}
+		for c := range z {
+			z[c] = math.Exp(z[c] - top)
+			sum += z[c]
+		}
+		for c := range z {
+			r := z[c] / sum
+			if c == s.Y[n] {
+				r--
+			}
+			r /= float64(s.N)
+			gb[c] += r
+			for j, xj := range x {
+				gw[j*classes+c] += xj * r
+			}
+		}
+	}
+	return gw, gb
+}
+
+// tinyFit is a float64 linear model on tiny random data, with λ set to random positive decays.
+func tinyFit(t *testing.T) (*Config, *subsets, layers.FeatureModel, *hypergrad.Chain, *layers.WeightDecay) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	d := &subsets{train: tinySet(rng, 7, 5), val: tinySet(rng, 6, 5), sel: tinySet(rng, 5, 5), test: tinySet(rng, 9, 5)}
+	cfg := &Config{Model: "linear", Dataset: "mnist", Dtype: "float64", LR: 0.05, OuterLR: 0.01, InnerSteps: 3, OuterSteps: 2}
+	m, err := buildModel(cfg, d, 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain, wd, err := NewChain(m, d.train, d.val, cfg.LR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range wd.Values() {
+		v := l.Float64s()
+		for i := range v {
+			v[i] = 0.2 + rng.Float64()
+		}
+	}
+	return cfg, d, m, chain, wd
+}
+
+// TestChainT1T2Forms checks both T1–T2 forms on the chain runFit optimizes against the
+// cross-entropy's gradient in plain Go: the authors' −η θ⊙∇R̂_V(θ), and the look-ahead
+// −η θ⊙∇R̂_V(θ'), θ' = θ − η(∇R̂_T(θ) + λ⊙θ) — which tests that the training risk carries
+// ½Σλθ² and that each form reads the right images.
+func TestChainT1T2Forms(t *testing.T) {
+	cfg, d, m, chain, wd := tinyFit(t)
+	eta := cfg.LR
+	params := m.Net().Params()
+	w, b := params[0].Value.Float64s(), params[1].Value.Float64s()
+	lw, lb := wd.Values()[0].Float64s(), wd.Values()[1].Float64s()
+	authors := func(w, b []float64) [][]float64 {
+		gw, gb := ceGrad(d.val, w, b)
+		for i := range gw {
+			gw[i] *= -eta * params[0].Value.Float64s()[i]
+		}
+		for i := range gb {
+			gb[i] *= -eta * params[1].Value.Float64s()[i]
+		}
+		return [][]float64{gw, gb}
+	}
+	tw, tb := ceGrad(d.train, w, b)
+	aw, ab := append([]float64(nil), w...), append([]float64(nil), b...)
+	for i := range aw {
+		aw[i] -= eta * (tw[i] + lw[i]*w[i])
+	}
+	for i := range ab {
+		ab[i] -= eta * (tb[i] + lb[i]*b[i])
+	}
+	cur, err := hypergrad.NewT1T2AtCurrent(chain.Problem, eta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look, err := hypergrad.NewT1T2(chain.Problem, eta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		est  hypergrad.Estimator
+		want [][]float64
+	}{{"authors", cur, authors(w, b)}, {"lookahead", look, authors(aw, ab)}} {
+		e, err := tc.est.Estimate(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range tc.want {
+			for i, x := range tc.want[k] {
+				if g := e.Grad[k][i]; math.Abs(g-x) > 1e-12+1e-9*math.Abs(x) {
+					t.Fatalf("%s: λ %d entry %d: hypergradient %v, want %v", tc.name, k, i, g, x)
+				}
+			}
+		}
+	}
+}
+
+// TestRunFitOnline runs runFit on tiny data in every mode: at ζ = 0 online is offline exactly
+// (weight_decay.py takes no online step then), at ζ > 0 it differs, and so does --t1t2 authors.
+func TestRunFitOnline(t *testing.T) {
+	history := func(online bool, t1t2 string, zeta float64) []checkpoint {
+		cfg, d, _, _, _ := tinyFit(t)
+		cfg.Online, cfg.T1T2 = online, t1t2
+		f, err := runFit(context.Background(), cfg, d, 0, zeta, 13)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.history) != cfg.OuterSteps {
+			t.Fatalf("%d checkpoints, want %d", len(f.history), cfg.OuterSteps)
+		}
+		return f.history
+	}
+	if a, b := history(false, "", 0), history(true, "", 0); !reflect.DeepEqual(a, b) {
+		t.Errorf("ζ = 0: offline %+v, online %+v", a, b)
+	}
+	const zeta = 5e5 // ζη² = 1250 with η = 0.05: large enough to move λ within 2 hyper-steps of 3 steps
+	base := history(false, "", zeta)
+	for _, mode := range []struct {
+		online bool
+		t1t2   string
+	}{{true, ""}, {false, t1t2Authors}, {true, t1t2Authors}} {
+		h := history(mode.online, mode.t1t2, zeta)
+		if last, first := h[len(h)-1], base[len(base)-1]; last.norm == first.norm && last.testLoss == first.testLoss {
+			t.Errorf("online=%v t1t2=%q: the same final weights as the default", mode.online, mode.t1t2)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+#include "textflag.h"
+
+// RMSprop and Langevin kernels (see optim2_amd64.go). Registers: DI p, SI g, DX s, R8 a,
+// R10 b, CX n, R9 flags; Y7 collects the non-finite lanes of the new p, Y15 the exponent mask,
+// Y14 zero.
+
+// func RMSpropF32(p, gr, s, a, b *float32, n int, c *[6]float32, flags int) bool
+TEXT ·RMSpropF32(SB), NOSPLIT, $0-65
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ a+24(FP), R8
+	MOVQ b+32(FP), R10
+	MOVQ n+40(FP), CX
+	MOVQ c+48(FP), AX
+	MOVQ flags+56(FP), R9
+	VBROADCASTSS 0(AX), Y8  // α
+	VBROADCASTSS 4(AX), Y9  // 1−α
+	VBROADCASTSS 8(AX), Y10 // ε
+	VBROADCASTSS 12(AX), Y11 // lr
+	VBROADCASTSS 16(AX), Y12 // momentum
+	VBROADCASTSS 20(AX), Y13 // weight decay
+	MOVL $0x7f800000, AX
+	MOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y14, Y14, Y14
+	VPXOR Y7, Y7, Y7
+RMSpropF32_loop:
+	CMPQ CX, $8
+	JLT RMSpropF32_done
+	VMOVUPS (SI), Y0
+	VMOVUPS (DI), Y1
+	TESTQ $1, R9
+	JZ RMSpropF32_nowd
+	VMULPS Y1, Y13, Y2
+	VADDPS Y2, Y0, Y0
+RMSpropF32_nowd:
+	VMOVUPS (DX), Y3
+	VMULPS Y3, Y8, Y3
+	VMULPS Y0, Y9, Y4
+	VMULPS Y0, Y4, Y4
+	VADDPS Y4, Y3, Y3
+	VMOVUPS Y3, (DX)
+	TESTQ $2, R9
+	JZ RMSpropF32_plain
+	VMOVUPS (R8), Y5
+	VSUBPS Y5, Y0, Y6
+	VMULPS Y6, Y9, Y6
+	VADDPS Y6, Y5, Y5
+	VMOVUPS Y5, (R8)
+	VMULPS Y5, Y5, Y6
+	VSUBPS Y6, Y3, Y6
+	// Go's max(d, 0): +0 for d ≤ 0 (−0 included), d for d > 0, NaN for NaN
+	VMAXPS Y14, Y6, Y2
+	VCMPPS $3, Y6, Y6, Y5
+	VBLENDVPS Y5, Y6, Y2, Y2
+	VSQRTPS Y2, Y2
+	JMP RMSpropF32_r
+RMSpropF32_plain:
+	VSQRTPS Y3, Y2
+RMSpropF32_r:
+	VADDPS Y10, Y2, Y2
+	VDIVPS Y2, Y0, Y4
+	TESTQ $4, R9
+	JZ RMSpropF32_step
+	VMOVUPS (R10), Y5
+	VMULPS Y5, Y12, Y5
+	VADDPS Y4, Y5, Y4
+	VMOVUPS Y4, (R10)
+RMSpropF32_step:
+	VMULPS Y4, Y11, Y4
+	VSUBPS Y4, Y1, Y1
+	VMOVUPS Y1, (DI)
+	VANDPS Y15, Y1, Y6
+	VPCMPEQD Y15, Y6, Y6
+	VPOR Y6, Y7, Y7
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, R10
+	SUBQ $8, CX
+	JMP RMSpropF32_loop
+RMSpropF32_done:
+	VPTEST Y7, Y7
+	SETNE ret+64(FP)
+	VZEROUPPER
+	RET
+
+// func RMSpropF64(p, gr, s, a, b *float64, n int, c *[6]float64, flags int) bool
+TEXT ·RMSpropF64(SB), NOSPLIT, $0-65
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ a+24(FP), R8
+	MOVQ b+32(FP), R10
+	MOVQ n+40(FP), CX
+	MOVQ c+48(FP), AX
+	MOVQ flags+56(FP), R9
+	VBROADCASTSD 0(AX), Y8
+	VBROADCASTSD 8(AX), Y9
+	VBROADCASTSD 16(AX), Y10
+	VBROADCASTSD 24(AX), Y11
+	VBROADCASTSD 32(AX), Y12
+	VBROADCASTSD 40(AX), Y13
+	MOVQ $0x7ff0000000000000, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15
+	VXORPD Y14, Y14, Y14
+	VPXOR Y7, Y7, Y7
+RMSpropF64_loop:
+	CMPQ CX, $4
+	JLT RMSpropF64_done
+	VMOVUPD (SI), Y0
+	VMOVUPD (DI), Y1
+	TESTQ $1, R9
+	JZ RMSpropF64_nowd
+	VMULPD Y1, Y13, Y2
+	VADDPD Y2, Y0, Y0
+RMSpropF64_nowd:
+	VMOVUPD (DX), Y3
+	VMULPD Y3, Y8, Y3
+	VMULPD Y0, Y9, Y4
+	VMULPD Y0, Y4, Y4
+	VADDPD Y4, Y3, Y3
+	VMOVUPD Y3, (DX)
+	TESTQ $2, R9
+	JZ RMSpropF64_plain
+	VMOVUPD (R8), Y5
+	VSUBPD Y5, Y0, Y6
+	VMULPD Y6, Y9, Y6
+	VADDPD Y6, Y5, Y5
+	VMOVUPD Y5, (R8)
+	VMULPD Y5, Y5, Y6
+	VSUBPD Y6, Y3, Y6
+	VMAXPD Y14, Y6, Y2
+	VCMPPD $3, Y6, Y6, Y5
+	VBLENDVPD Y5, Y6, Y2, Y2
+	VSQRTPD Y2, Y2
+	JMP RMSpropF64_r
+RMSpropF64_plain:
+	VSQRTPD Y3, Y2
+RMSpropF64_r:
+	VADDPD Y10, Y2, Y2
+	VDIVPD Y2, Y0, Y4
+	TESTQ $4, R9
+	JZ RMSpropF64_step
+	VMOVUPD (R10), Y5
+	VMULPD Y5, Y12, Y5
+	VADDPD Y4, Y5, Y4
+	VMOVUPD Y4, (R10)
+RMSpropF64_step:
+	VMULPD Y4, Y11, Y4
+	VSUBPD Y4, Y1, Y1
+	VMOVUPD Y1, (DI)
+	VANDPD Y15, Y1, Y6
+	VPCMPEQQ Y15, Y6, Y6
+	VPOR Y6, Y7, Y7
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, R10
+	SUBQ $4, CX
+	JMP RMSpropF64_loop
+RMSpropF64_done:
+	VPTEST Y7, Y7
+	SETNE ret+64(FP)
+	VZEROUPPER
+	RET
+
+// func LangevinF64(p, gr, xi *float64, n int, eta, std float64, noise int) bool
+TEXT ·LangevinF64(SB), NOSPLIT, $0-57
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ xi+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD eta+32(FP), Y8
+	VBROADCASTSD std+40(FP), Y9
+	MOVQ noise+48(FP), R9
+	MOVQ $0x7ff0000000000000, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15
+	VPXOR Y7, Y7, Y7
+LangevinF64_loop:
+	CMPQ CX, $4
+	JLT LangevinF64_done
+	VMOVUPD (DI), Y0
+	VMULPD (SI), Y8, Y1
+	VSUBPD Y1, Y0, Y0
+	TESTQ R9, R9
+	JZ LangevinF64_store
+	VMULPD (DX), Y9, Y2
+	VADDPD Y2, Y0, Y0
+LangevinF64_store:
+	VMOVUPD Y0, (DI)
+	VANDPD Y15, Y0, Y6
+	VPCMPEQQ Y15, Y6, Y6
+	VPOR Y6, Y7, Y7
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $4, CX
+	JMP LangevinF64_loop
+LangevinF64_done:
+	VPTEST Y7, Y7
+	SETNE ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func LangevinF32(p, gr *float32, xi *float64, n int, eta, std float64, noise int) bool
+TEXT ·LangevinF32(SB), NOSPLIT, $0-57
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ xi+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD eta+32(FP), Y8
+	VBROADCASTSD std+40(FP), Y9
+	MOVQ noise+48(FP), R9
+	MOVL $0x7f800000, AX
+	MOVD AX, X15
+	VPBROADCASTD X15, X15
+	VPXOR X7, X7, X7
+LangevinF32_loop:
+	CMPQ CX, $4
+	JLT LangevinF32_done
+	VCVTPS2PD (DI), Y0
+	VCVTPS2PD (SI), Y1
+	VMULPD Y1, Y8, Y1
+	VSUBPD Y1, Y0, Y0
+	TESTQ R9, R9
+	JZ LangevinF32_store
+	VMULPD (DX), Y9, Y2
+	VADDPD Y2, Y0, Y0
+LangevinF32_store:
+	VCVTPD2PSY Y0, X0
+	VMOVUPS X0, (DI)
+	VANDPS X15, X0, X6
+	VPCMPEQD X15, X6, X6
+	VPOR X6, X7, X7
+	ADDQ $16, DI
+	ADDQ $16, SI
+	ADDQ $32, DX
+	SUBQ $4, CX
+	JMP LangevinF32_loop
+LangevinF32_done:
+	VPTEST X7, X7
+	SETNE ret+56(FP)
+	VZEROUPPER
+	RET
