@@ -280,13 +280,19 @@ func writeFigure1(b *bytes.Buffer, runs []StoredRun) {
 
 // writeSettings lists each dataset's data sizes, space and what was left out.
 func writeSettings(b *bytes.Buffer, sets []datasetRows) {
-	b.WriteString("## Settings\n\n| dataset | run | preset | train / val / test rows | space | epochs | Hessian rows | float |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Settings\n\n| dataset | run | preset | measured | train / val / test rows | space | epochs | Hessian rows | float |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n")
 	for _, ds := range sets {
-		st := ds.run.Result.Table("settings")
+		st, confs := ds.run.Result.Table("settings"), ds.run.Result.Table("configurations")
+		measured := 0
+		for j := range confs.Rows {
+			measured += b2i(confs.String(j, "dataset") == ds.dataset)
+		}
 		for i := range st.Rows {
 			if st.String(i, "dataset") == ds.dataset {
-				fmt.Fprintf(b, "| %s | %d | %s | %d / %d / %d | %s | %d | %d | %s |\n", ds.dataset, ds.run.ID, ds.run.Result.Preset, st.Int(i, "train"),
-					st.Int(i, "val"), st.Int(i, "test"), st.String(i, "space"), st.Int(i, "epochs"), st.Int(i, "hessian_rows"), st.String(i, "dtype"))
+				fmt.Fprintf(b, "| %s | %d | %s | %d of %d | %d / %d / %d | %s | %d | %d | %s |\n", ds.dataset, ds.run.ID, ds.run.Result.Preset, measured,
+					st.Int(i, "configs"), st.Int(i, "train"), st.Int(i, "val"), st.Int(i, "test"), st.String(i, "space"), st.Int(i, "epochs"),
+					st.Int(i, "hessian_rows"), st.String(i, "dtype"))
 			}
 		}
 	}
