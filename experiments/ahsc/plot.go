@@ -83,7 +83,7 @@ func runtimeSeconds(dataset string, methods []string, runs, summary *experiments
 			mu, sd = append(mu, lookup(summary, dataset, m, "seconds")), append(sd, math.NaN())
 			continue
 		}
-		mu, sd, n = append(mu, stats.Mean(secs)), append(sd, stdev(secs)), max(n, len(secs))
+		mu, sd, n = append(mu, stats.Mean(secs)), append(sd, stats.StdDev(secs)), max(n, len(secs))
 	}
 	return mu, sd, n
 }
@@ -139,15 +139,3 @@ type errorBar struct{ x, y, err float64 }
 func (e errorBar) Len() int                      { return 1 }
 func (e errorBar) XY(int) (float64, float64)     { return e.x, e.y }
 func (e errorBar) YError(int) (float64, float64) { return e.err, e.err }
-
-// stdev is the sample standard deviation (NaN for fewer than two values).
-func stdev(vs []float64) float64 {
-	if len(vs) < 2 {
-		return math.NaN()
-	}
-	m, s := stats.Mean(vs), 0.0
-	for _, v := range vs {
-		s += (v - m) * (v - m)
-	}
-	return math.Sqrt(s / float64(len(vs)-1))
-}

@@ -59,8 +59,12 @@
 // Methods compared on each replicate (Table C.1): Eq. 1; Eq. 7 at the ζ of the grid with the
 // best selection-image accuracy; Eq. 7 at the ζ with the best test accuracy (the paper's
 // "grid search to select the ζ that minimizes out-of-sample error", reported as an optimistic
-// oracle); and the heuristic of Section 4.2, the Eq. 1 checkpoint of smallest weight norm
-// among those of maximal validation accuracy.
+// oracle); and the heuristic of Section 4.2 ("the classifier with smallest weight-norm that
+// also achieves the maximum top-1 validation accuracy") in both readings its text allows:
+// checkpoint selection, the Eq. 1 hyper-step checkpoint of smallest weight norm among those of
+// maximal validation accuracy in each replicate (min-norm), and final-model selection, the
+// same rule among the final models of the pair's Eq. 1 runs, one per replicate
+// (min-norm-final). Checkpoint selection can stop Eq. 1 early; the final-model reading cannot.
 //
 // Outputs: the summary and Table C.1 (mean final test accuracy per method); the history per
 // hyper-step of validation and test accuracy, regularizer and weight norm (Figure 4.2); and
