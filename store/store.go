@@ -76,6 +76,7 @@ var (
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{dsn: dsn}
 	var err error
+	unlock := func() {}
 	switch {
 	case IsPostgres(dsn):
 		s.d = postgresDialect
@@ -84,7 +85,15 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		s.d = sqliteDialect
 		var name string
 		var memory bool
-		name, _, memory, err = sqliteName(dsn)
+		var path string
+		name, path, memory, err = sqliteName(dsn)
+		if err == nil && !memory {
+			// The first connections of a fresh file switch it to WAL, which takes an exclusive
+			// lock that SQLite does not wait for (SQLITE_BUSY at once, busy timeout or not):
+			// processes opening it together take turns, as PostgreSQL's advisory lock in
+			// migrate makes them.
+			unlock, err = lockFile(path + ".lock")
+		}
 		if err == nil {
 			s.db, err = sql.Open("sqlite", name)
 		}
@@ -93,6 +102,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			s.db.SetMaxOpenConns(1)
 		}
 	}
+	defer unlock()
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", s.DSN(), err)
 	}
