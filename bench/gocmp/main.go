@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 )
 
 // A side runs workloads: in process, or a server process.
@@ -256,6 +257,9 @@ func peakGFLOPs() float64 {
 }
 
 func main() {
+	// the garbage collector's policy of the hyperflat command, so that the figures are the
+	// command's (package gcpolicy; GOGC and GOMEMLIMIT override it in both)
+	gcpolicy.Apply()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		serve()
 		return

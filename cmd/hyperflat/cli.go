@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/all"
@@ -221,7 +222,7 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS)
+	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\ngc %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS, gcInEffect())
 	return exitOK
 }
 
@@ -595,4 +596,19 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("%q; want I/N with 0 ≤ I < N, e.g. 0/4", s)
 	}
 	return a, b, nil
+}
+
+// gcInEffect describes the garbage collector's settings in effect (package gcpolicy sets them
+// at start-up unless GOGC or GOMEMLIMIT did).
+func gcInEffect() string {
+	pct := debug.SetGCPercent(-1)
+	debug.SetGCPercent(pct)
+	s := fmt.Sprintf("GOGC=%d", pct)
+	if pct < 0 {
+		s = "GOGC=off"
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+		s += ", soft memory limit " + convexity.FormatBytes(lim)
+	}
+	return s
 }

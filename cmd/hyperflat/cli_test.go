@@ -55,7 +55,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI("version")
-	if code != 0 || !strings.HasPrefix(out, "hyperflat ") || !strings.Contains(out, "gorgonia") || !strings.Contains(out, "blas ") {
+	if code != 0 || !strings.HasPrefix(out, "hyperflat ") || !strings.Contains(out, "gorgonia") || !strings.Contains(out, "blas ") || !strings.Contains(out, "\ngc GOGC=") {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 }

@@ -22,8 +22,13 @@ package main
 
 import (
 	"os"
+
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 )
 
 func main() {
+	// GOGC 400 under a soft memory limit, unless GOGC or GOMEMLIMIT say otherwise: see
+	// package gcpolicy (and "hyperflat version" for what is in effect)
+	gcpolicy.Apply()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
