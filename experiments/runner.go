@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -104,7 +105,9 @@ func Identity(experiment string, opt Options) (string, error) {
 	return experiment + "-" + hex.EncodeToString(h[:8]), nil
 }
 
-// CodeVersion is the VCS revision the binary was built from ("devel" when unknown).
+// CodeVersion is the VCS revision the binary was built from ("devel" when unknown), "+dirty"
+// when its tree had changes, and the BLAS its products use ("devel blas=openblas"): the two
+// builds sum products in different orders, so a stored cell says which computed it.
 func CodeVersion() string {
 	v, dirty := "devel", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -120,7 +123,7 @@ func CodeVersion() string {
 	if dirty {
 		v += "+dirty"
 	}
-	return v
+	return v + " blas=" + graph.BLAS
 }
 
 func (r *Runner) defaults() {

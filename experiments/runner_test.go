@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	. "github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/all"
+	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -169,5 +171,14 @@ func checkReport(t *testing.T, e Experiment) {
 	paths, err := all.Experiments().Plots(res, dir)
 	if err != nil || len(paths) != 6 {
 		t.Errorf("plots from the stored run: %v, %v; want 6 PNGs", paths, err)
+	}
+}
+
+// TestCodeVersionNamesTheBLAS: a stored cell says which BLAS computed it, since the pure-Go
+// and OpenBLAS builds sum products in different orders.
+func TestCodeVersionNamesTheBLAS(t *testing.T) {
+	v := CodeVersion()
+	if !strings.HasSuffix(v, " blas="+graph.BLAS) || strings.HasPrefix(v, " ") {
+		t.Errorf("CodeVersion() = %q, want a revision then \" blas=%s\"", v, graph.BLAS)
 	}
 }

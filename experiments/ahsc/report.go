@@ -23,6 +23,9 @@ type StoredRun struct {
 	// sum of its cells' seconds.
 	Wall        time.Duration
 	CellSeconds float64
+	// Builds are the code versions (experiments.CodeVersion: revision and BLAS) that computed
+	// the run's cells.
+	Builds []string
 }
 
 // protocolOf is a result's --protocol (runs stored before the flag existed are clean).
@@ -141,7 +144,7 @@ func Table1Markdown(command string, runs ...StoredRun) ([]byte, error) {
 	writeImageSection(&b, t, runs)
 	writeReading(&b, t)
 	writeFigure2Section(&b, t, runs)
-	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | wall time | cell time |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | wall time | cell time | builds |\n|---|---|---|---|---|---|---|\n")
 	var wall time.Duration
 	var cells float64
 	for _, sr := range runs {
@@ -153,12 +156,17 @@ func Table1Markdown(command string, runs ...StoredRun) ([]byte, error) {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
-			sr.Wall.Round(time.Second), seconds(sr.CellSeconds))
+		builds := "–"
+		if len(sr.Builds) > 0 {
+			builds = "`" + strings.Join(sr.Builds, "`, `") + "`"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
+			sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
 		wall += sr.Wall
 		cells += sr.CellSeconds
 	}
-	fmt.Fprintf(&b, "\nTotal: %s of wall time, %s of cell time.\n", wall.Round(time.Second), seconds(cells))
+	fmt.Fprintf(&b, "\nTotal: %s of wall time, %s of cell time. Builds: the code versions that computed a run's cells "+
+		"(revision, then the BLAS: the pure-Go and OpenBLAS builds sum products in different orders).\n", wall.Round(time.Second), seconds(cells))
 	b.WriteString("\n## Every cell\n\n| dataset | protocol | method | metric | mean | median | paper | best | n | generalization mean | mean seconds | run |\n" +
 		"|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i := range t.Rows {

@@ -46,7 +46,7 @@ func TestTable1Figure2(t *testing.T) {
 		"image-epochs": "10", "budget": "30", "n1": "50", "n2": "10", "repeats": "3"}, map[string]map[int]float64{
 		"ahsc": {0: 5, 1: 6, 2: 7}, "random": {0: 50, 1: 60, 2: 70}}, "ahsc", "random")
 	noAHSC := storedResult(protocolClean, "wine", "score", nil, map[string]map[int]float64{"random": {0: 1}}, "random")
-	runs := []StoredRun{{ID: 1, Result: iris}, {ID: 2, Result: mnist}, {ID: 3, Result: noAHSC}}
+	runs := []StoredRun{{ID: 1, Result: iris, Builds: []string{"abc blas=gonum", "abc blas=openblas"}}, {ID: 2, Result: mnist}, {ID: 3, Result: noAHSC}}
 
 	f, ok := figure2Of(iris, 1, "iris")
 	if !ok {
@@ -94,6 +94,7 @@ func TestTable1Figure2(t *testing.T) {
 		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
+		"| 1 | authors | paper | iris | 0s | 0s | `abc blas=gonum`, `abc blas=openblas` |", "| 2 | authors | paper | mnist | 0s | 0s | – |",
 	} {
 		if !strings.Contains(s, w) {
 			t.Errorf("table1.md lacks %q:\n%s", w, s)
