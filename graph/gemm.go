@@ -1,6 +1,7 @@
 package graph
 
 import (
+	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -113,8 +114,13 @@ func gemmLD[T Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, b
 	a = a[:lda*(ar-1)+ac]
 	b = b[:ldb*(br-1)+bc]
 	c = c[:ldc*(m-1)+n]
-	if c32, ok := any(c).([]float32); ok && useSgemmKernels(tb, m, n, k) {
-		if sgemm(ta, tb, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c32, ldc) {
+	switch cc := any(c).(type) {
+	case []float32:
+		if useSgemmKernels(tb, m, n, k) && sgemm(ta, tb, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), cc, ldc) {
+			return
+		}
+	case []float64:
+		if useDgemmKernels() && kern.DGemm(ta, tb, m, n, k, any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), cc, ldc) {
 			return
 		}
 	}
@@ -150,6 +156,20 @@ func useSgemmKernels(tb bool, m, n, k int) bool {
 		return true
 	}
 	return !blasIsFast || sgemmBeatsBLAS(tb, m, n, k)
+}
+
+// useDgemmKernels says whether float64 products go to this package's AVX2/FMA kernels
+// (graph/internal/sgemm's DGemm) rather than the BLAS: in the pure-Go build, whose gonum
+// Dgemm is SSE2 without FMA and about twice as slow on the experiments' float64 MLPs; OpenBLAS
+// keeps them in its build. HYPERFLAT_SGEMM forces either way, as for float32.
+func useDgemmKernels() bool {
+	switch sgemmMode {
+	case "blas":
+		return false
+	case "kernels":
+		return true
+	}
+	return !blasIsFast
 }
 
 // sgemmBeatsBLAS is where this package's kernels beat single-threaded OpenBLAS 0.3.21 on this

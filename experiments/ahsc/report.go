@@ -297,15 +297,50 @@ func shownValue(t experiments.Table, i int) float64 {
 	return t.Float(i, "median")
 }
 
+// readingCell is one method's value on one dataset: ours as the table shows it, the paper's.
+type readingCell struct{ ours, paper float64 }
+
+// gapLines is the reading's mean gap to the paper per method, one line per metric.
+func gapLines(byDS map[string]map[string]readingCell, metricOf map[string]string, methods, datasets []string) []string {
+	var lines []string
+	for _, metric := range []string{"score", "roc-auc"} {
+		var parts []string
+		for _, m := range methods {
+			var sum float64
+			var k int
+			for _, d := range datasets {
+				if c, ok := byDS[d][m]; ok && metricOf[d] == metric && !math.IsNaN(c.paper) && !math.IsNaN(c.ours) {
+					sum += c.ours - c.paper
+					k++
+				}
+			}
+			if k > 0 {
+				prec := 1
+				if metric == "roc-auc" {
+					prec = 3
+				}
+				parts = append(parts, fmt.Sprintf("%s %+.*f", m, prec, sum/float64(k)))
+			}
+		}
+		if len(parts) > 0 {
+			what := "Bayesmark score points"
+			if metric == "roc-auc" {
+				what = "ROC-AUC"
+			}
+			lines = append(lines, fmt.Sprintf("  Ours minus the paper's, mean over the datasets, in %s: %s.", what, strings.Join(parts, ", ")))
+		}
+	}
+	return lines
+}
+
 // writeReading counts, per protocol, what of Table 1 reproduces over the datasets measured,
 // so that the text stays true when the table is regenerated: where AHSC is statistically best,
 // where it beats random search (ours against the paper's), whether the best method by value is
 // the paper's, and the mean gap to the paper per method and metric.
 func writeReading(b *bytes.Buffer, t experiments.Table) {
-	type cell struct{ ours, paper float64 }
 	var lines []string
 	for _, proto := range []string{protocolAuthors, protocolClean} {
-		byDS := map[string]map[string]cell{}
+		byDS := map[string]map[string]readingCell{}
 		bold := map[string]bool{}
 		metricOf := map[string]string{}
 		var datasets, methods []string
@@ -315,13 +350,13 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 				continue
 			}
 			if byDS[d] == nil {
-				byDS[d] = map[string]cell{}
+				byDS[d] = map[string]readingCell{}
 				datasets = append(datasets, d)
 			}
 			if !slices.Contains(methods, m) {
 				methods = append(methods, m)
 			}
-			byDS[d][m] = cell{shownValue(t, i), t.Float(i, "paper")}
+			byDS[d][m] = readingCell{shownValue(t, i), t.Float(i, "paper")}
 			metricOf[d] = t.String(i, "metric")
 			if m == "ahsc" && isTrue(t.Value(i, "best")) {
 				bold[d] = true
@@ -390,33 +425,7 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 		if tops > 0 {
 			lines = append(lines, fmt.Sprintf("  The method with our highest value is the paper's highest on %d of %d.", sameTop, tops))
 		}
-		for _, metric := range []string{"score", "roc-auc"} {
-			var parts []string
-			for _, m := range methods {
-				var sum float64
-				var k int
-				for _, d := range withAHSC {
-					if c, ok := byDS[d][m]; ok && metricOf[d] == metric && !math.IsNaN(c.paper) && !math.IsNaN(c.ours) {
-						sum += c.ours - c.paper
-						k++
-					}
-				}
-				if k > 0 {
-					prec := 1
-					if metric == "roc-auc" {
-						prec = 3
-					}
-					parts = append(parts, fmt.Sprintf("%s %+.*f", m, prec, sum/float64(k)))
-				}
-			}
-			if len(parts) > 0 {
-				what := "Bayesmark score points"
-				if metric == "roc-auc" {
-					what = "ROC-AUC"
-				}
-				lines = append(lines, fmt.Sprintf("  Ours minus the paper's, mean over the datasets, in %s: %s.", what, strings.Join(parts, ", ")))
-			}
-		}
+		lines = append(lines, gapLines(byDS, metricOf, methods, withAHSC)...)
 	}
 	if len(lines) == 0 {
 		return

@@ -1,4 +1,4 @@
-// Package sgemm holds hyperflat's float32 matrix-product kernels in AVX2/FMA assembly (in a
+// Package sgemm holds hyperflat's float32 and float64 matrix-product kernels in AVX2/FMA assembly (in a
 // package of its own: a package that uses cgo, as graph does under the openblas tag, cannot
 // contain assembly).
 package sgemm
@@ -27,15 +27,49 @@ func Kern4x8(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c
 //go:noescape
 func Kern1x8(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
 
+//go:noescape
+func DKern4x12(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+
+//go:noescape
+func DKern4x4(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+
+//go:noescape
+func DKern1x4(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
+
 // Available reports whether the CPU has the kernels' instructions (AVX2 and FMA).
 var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // kc is the depth of the panels of B.
 const kc = 256
 
-// Gemm sets c = op(a)·op(b) + beta·c (row-major, leading dimensions lda, ldb, ldc) and
-// reports true, or reports false when the CPU lacks AVX2 and FMA.
+// Gemm sets c = op(a)·op(b) + beta·c in float32 (row-major, leading dimensions lda, ldb,
+// ldc) and reports true, or reports false when the CPU lacks AVX2 and FMA.
 func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	return gemm(kernels32, &bufs32, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// DGemm is Gemm in float64 (dkern_amd64.s: 4×12, 4×4 and 1×4 blocks). Each element of C sums
+// its k products in order, in panels of kc, so results do not depend on how a caller splits
+// the product by columns.
+func DGemm(ta, tb bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) bool {
+	return gemm(kernels64, &bufs64, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// kernelSet is one element type's kernels: a 4×wide and a 4×narrow block, and a 1×narrow row
+// (wide = 3·narrow: three vectors).
+type kernelSet struct {
+	wide, narrow  int
+	size          int // bytes per element
+	block, block4 func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+	row           func(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
+}
+
+var (
+	kernels32 = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8}
+	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4}
+)
+
+func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) bool {
 	if !Available {
 		return false
 	}
@@ -59,9 +93,9 @@ func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		}
 		return true
 	}
-	var ws *[]float32
+	var ws *[]T
 	if tb { // B is stored n×k: lay out its transpose k×n
-		ws = getBuf(k * n)
+		ws = getBuf[T](pool, k*n)
 		bt := *ws
 		const t = 8 // in 8×8 tiles, so that writes stay within a few cache lines
 		for j0 := 0; j0 < n; j0 += t {
@@ -81,8 +115,8 @@ func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 	if ta {
 		ars, acs = 1, lda
 	}
-	const f = 4 // bytes per element
-	n24, n8 := n-n%24, n-n%8
+	f, wide, narrow := ks.size, ks.wide, ks.narrow
+	nWide, nNarrow := n-n%wide, n-n%narrow
 	m4 := m - m%4
 	for p0 := 0; p0 < k; p0 += kc {
 		kb := min(kc, k-p0)
@@ -91,40 +125,40 @@ func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 			acc = 1
 		}
 		ap := func(i int) unsafe.Pointer { return unsafe.Pointer(&a[i*ars+p0*acs]) }
-		for j0 := 0; j0 < n8; {
-			w := 24
-			if j0 >= n24 {
-				w = 8
+		for j0 := 0; j0 < nNarrow; {
+			w := wide
+			if j0 >= nWide {
+				w = narrow
 			}
 			bp := unsafe.Pointer(&b[p0*ldb+j0])
 			for i0 := 0; i0 < m4; i0 += 4 {
 				cp := unsafe.Pointer(&c[i0*ldc+j0])
-				if w == 24 {
-					Kern4x24(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
+				if w == wide {
+					ks.block(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
 				} else {
-					Kern4x8(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
+					ks.block4(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
 				}
 			}
 			for i := m4; i < m; i++ {
-				for jj := 0; jj < w; jj += 8 {
-					Kern1x8(kb, ap(i), acs*f, unsafe.Pointer(&b[p0*ldb+j0+jj]), ldb*f, unsafe.Pointer(&c[i*ldc+j0+jj]), acc)
+				for jj := 0; jj < w; jj += narrow {
+					ks.row(kb, ap(i), acs*f, unsafe.Pointer(&b[p0*ldb+j0+jj]), ldb*f, unsafe.Pointer(&c[i*ldc+j0+jj]), acc)
 				}
 			}
 			j0 += w
 		}
-		if n8 < n { // the last n mod 8 columns: through a zero-padded copy of B and a C tile
-			tw := n - n8
-			tb := getBuf(kb*8 + 32)
-			bt, tile := (*tb)[:kb*8], (*tb)[kb*8:]
+		if nNarrow < n { // the last n mod narrow columns: through a zero-padded copy of B and a C tile
+			tw := n - nNarrow
+			tb := getBuf[T](pool, kb*narrow+4*narrow)
+			bt, tile := (*tb)[:kb*narrow], (*tb)[kb*narrow:]
 			for p := 0; p < kb; p++ {
-				row := bt[p*8 : p*8+8]
-				copy(row, b[(p0+p)*ldb+n8:][:tw])
+				row := bt[p*narrow : p*narrow+narrow]
+				copy(row, b[(p0+p)*ldb+nNarrow:][:tw])
 				clear(row[tw:])
 			}
 			flush := func(i0, rows int) {
 				for r := 0; r < rows; r++ {
-					dst := c[(i0+r)*ldc+n8:][:tw]
-					src := tile[r*8:][:tw]
+					dst := c[(i0+r)*ldc+nNarrow:][:tw]
+					src := tile[r*narrow:][:tw]
 					if acc != 0 {
 						for j := range dst {
 							dst[j] += src[j]
@@ -135,29 +169,30 @@ func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 				}
 			}
 			for i0 := 0; i0 < m4; i0 += 4 {
-				Kern4x8(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&bt[0]), 8*f, unsafe.Pointer(&tile[0]), 8*f, 0)
+				ks.block4(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&bt[0]), narrow*f, unsafe.Pointer(&tile[0]), narrow*f, 0)
 				flush(i0, 4)
 			}
 			for i := m4; i < m; i++ {
-				Kern1x8(kb, ap(i), acs*f, unsafe.Pointer(&bt[0]), 8*f, unsafe.Pointer(&tile[0]), 0)
+				ks.row(kb, ap(i), acs*f, unsafe.Pointer(&bt[0]), narrow*f, unsafe.Pointer(&tile[0]), 0)
 				flush(i, 1)
 			}
-			bufs.Put(tb)
+			pool.Put(tb)
 		}
 	}
 	if ws != nil {
-		bufs.Put(ws)
+		pool.Put(ws)
 	}
 	return true
 }
 
-var bufs sync.Pool
+// bufs32 and bufs64 hold the workspaces of transposed and edge panels.
+var bufs32, bufs64 sync.Pool
 
-func getBuf(n int) *[]float32 {
-	if b, ok := bufs.Get().(*[]float32); ok && cap(*b) >= n {
+func getBuf[T float32 | float64](pool *sync.Pool, n int) *[]T {
+	if b, ok := pool.Get().(*[]T); ok && cap(*b) >= n {
 		*b = (*b)[:n]
 		return b
 	}
-	b := make([]float32, n)
+	b := make([]T, n)
 	return &b
 }

@@ -9,3 +9,8 @@ const Available = false
 func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	return false
 }
+
+// DGemm reports false: there are no kernels on this architecture.
+func DGemm(ta, tb bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) bool {
+	return false
+}
