@@ -142,6 +142,8 @@ func searchWith(ctx context.Context, method string, task *convexity.Task, cfg *C
 		}
 		res, err := a.Run(ctx, rng, task.Space, obj)
 		return res.Trials, res.Screenings, err
+	case "ahsc-bbo":
+		return bboSearch(ctx, task.Space, obj, rng, workers)
 	case "random":
 		m = search.Sequential{Label: "random", Sampler: search.Random{}}
 	case "tpe":
