@@ -372,18 +372,19 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 			continue
 		}
 		n := len(withAHSC)
-		// argmax of a dataset's methods by ours or by the paper's value (higher is better for
-		// every metric of Table 1); "" when a value is missing
+		// argmax by ours or by the paper's value (higher is better for every metric of Table 1)
+		// over the methods of the dataset that have both (a method the paper did not run,
+		// such as ahsc-bbo, is left out); "" when the paper has none of them
 		top := func(d string, paper bool) string {
 			best, bv := "", math.Inf(-1)
 			for _, m := range methods {
 				c, ok := byDS[d][m]
+				if !ok || math.IsNaN(c.paper) || math.IsNaN(c.ours) {
+					continue
+				}
 				v := c.ours
 				if paper {
 					v = c.paper
-				}
-				if !ok || math.IsNaN(v) {
-					return ""
 				}
 				if v > bv {
 					best, bv = m, v

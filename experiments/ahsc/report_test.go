@@ -3,6 +3,7 @@ package ahsc
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,9 @@ func TestTable1Reading(t *testing.T) {
 	add(protocolAuthors, "vehicle", "ahsc", "roc-auc", 0.1, 0.890, 0.885, true)
 	add(protocolAuthors, "vehicle", "random", "roc-auc", 0.1, 0.870, 0.873, false)
 	add(protocolAuthors, "vehicle", "tpe", "roc-auc", 0.1, 0.880, 0.883, false)
+	// a method the paper did not run, with the highest value of all: left out of "highest"
+	add(protocolAuthors, "iris", "ahsc-bbo", "score", 99, 99, math.NaN(), true)
+	add(protocolAuthors, "vehicle", "ahsc-bbo", "roc-auc", 0.99, 0.99, math.NaN(), true)
 	// an image row and a clean run without AHSC: neither counts
 	add(protocolAuthors, "mnist", "ahsc", "accuracy%", 99, 99, 98.65, true)
 	add(protocolClean, "wine", "random", "score", 80, 80, 76.59, true)
