@@ -24,30 +24,7 @@ func TestDgemmKernels(t *testing.T) {
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
 				for _, beta := range []float64{0, 1, 0.5} {
-					pad := 3
-					lda, ldb := k+pad, n+pad
-					if ta {
-						lda = m + pad
-					}
-					if tb {
-						ldb = k + pad
-					}
-					ar, br := m, k
-					if ta {
-						ar = k
-					}
-					if tb {
-						br = n
-					}
-					a := make([]float64, ar*lda+1)
-					b := make([]float64, br*ldb+1)
-					ldc := n + 2
-					c := make([]float64, m*ldc)
-					for _, x := range [][]float64{a, b, c} {
-						for i := range x {
-							x[i] = rng.NormFloat64()
-						}
-					}
+					a, lda, b, ldb, c, ldc := gemmOperands[float64](rng, m, n, k, ta, tb)
 					at := func(i, p int) float64 {
 						if ta {
 							return a[p*lda+i]

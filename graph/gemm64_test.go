@@ -6,12 +6,16 @@ import (
 	"testing"
 )
 
-// BenchmarkGemm64 times the float64 products of the OpenML MLP's step (batch 32, width 512).
+// BenchmarkGemm64 times the float64 products of the OpenML MLP's step (batch 32, width 512)
+// and of a Bayesmark MLP's (breast cancer: batch 128, 30 features, 150 hidden units, 2
+// classes): gemm as the graph runs it (graph's kernels in the pure-Go build), serially, and
+// the build's BLAS alone (gonum, or OpenBLAS under the openblas tag), for comparison.
 func BenchmarkGemm64(b *testing.B) {
 	for _, s := range []struct {
 		ta, tb  bool
 		m, n, k int
-	}{{false, false, 32, 512, 512}, {false, true, 32, 512, 512}, {true, false, 512, 512, 32}} {
+	}{{false, false, 32, 512, 512}, {false, true, 32, 512, 512}, {true, false, 512, 512, 32},
+		{false, false, 128, 150, 30}, {true, false, 30, 150, 128}, {false, false, 128, 2, 150}, {true, false, 150, 2, 128}, {false, true, 128, 150, 2}} {
 		a := make([]float64, s.m*s.k)
 		bb := make([]float64, s.k*s.n)
 		c := make([]float64, s.m*s.n)
@@ -21,18 +25,29 @@ func BenchmarkGemm64(b *testing.B) {
 		for i := range bb {
 			bb[i] = float64(i%5) - 2
 		}
-		b.Run(fmt.Sprintf("%v%v_%dx%dx%d", s.ta, s.tb, s.m, s.n, s.k), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				gemm(s.ta, s.tb, s.m, s.n, s.k, a, bb, c)
-			}
-			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-		b.Run(fmt.Sprintf("serial_%v%v_%dx%dx%d", s.ta, s.tb, s.m, s.n, s.k), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				gemmSerial(s.ta, s.tb, s.m, s.n, s.k, a, bb, 0, c)
-			}
-			b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		lda, ldb := s.k, s.n
+		if s.ta {
+			lda = s.m
+		}
+		if s.tb {
+			ldb = s.k
+		}
+		flops := 2 * float64(s.m*s.n*s.k)
+		for _, path := range []string{"", "serial_", "blas_"} {
+			b.Run(fmt.Sprintf("%s%v%v_%dx%dx%d", path, s.ta, s.tb, s.m, s.n, s.k), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					switch path {
+					case "":
+						gemm(s.ta, s.tb, s.m, s.n, s.k, a, bb, c)
+					case "serial_":
+						gemmSerial(s.ta, s.tb, s.m, s.n, s.k, a, bb, 0, c)
+					default:
+						gemmBLAS(s.ta, s.tb, s.m, s.n, s.k, a, lda, bb, ldb, 0, c, s.n)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 

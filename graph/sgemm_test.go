@@ -21,34 +21,7 @@ func TestSgemmKernels(t *testing.T) {
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
 				for _, beta := range []float32{0, 1, 0.5} {
-					pad := 3
-					lda, ldb := k+pad, n+pad
-					if ta {
-						lda = m + pad
-					}
-					if tb {
-						ldb = k + pad
-					}
-					ar, br := m, k
-					if ta {
-						ar = k
-					}
-					if tb {
-						br = n
-					}
-					a := make([]float32, ar*lda)
-					b := make([]float32, br*ldb)
-					ldc := n + 2
-					c := make([]float32, m*ldc)
-					for i := range a {
-						a[i] = float32(rng.NormFloat64())
-					}
-					for i := range b {
-						b[i] = float32(rng.NormFloat64())
-					}
-					for i := range c {
-						c[i] = float32(rng.NormFloat64())
-					}
+					a, lda, b, ldb, c, ldc := gemmOperands[float32](rng, m, n, k, ta, tb)
 					want := make([]float64, len(c))
 					for i := 0; i < m; i++ {
 						for j := 0; j < n; j++ {
@@ -83,6 +56,27 @@ func TestSgemmKernels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gemmOperands draws standard normal operands of op(A) m×k, op(B) k×n and C m×n, stored
+// row-major with leading dimensions larger than the rows (padding the kernels must not touch).
+func gemmOperands[T float32 | float64](rng *rand.Rand, m, n, k int, ta, tb bool) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	const pad = 3
+	ar, br := m, k
+	lda, ldb, ldc = k+pad, n+pad, n+2
+	if ta {
+		ar, lda = k, m+pad
+	}
+	if tb {
+		br, ldb = n, k+pad
+	}
+	a, b, c = make([]T, ar*lda), make([]T, br*ldb), make([]T, m*ldc)
+	for _, x := range [][]T{a, b, c} {
+		for i := range x {
+			x[i] = T(rng.NormFloat64())
+		}
+	}
+	return a, lda, b, ldb, c, ldc
 }
 
 // TestSgemmSpeed prints, for the products of the benchmark models, the best-of-rounds speed of

@@ -244,6 +244,26 @@ FROM cells WHERE run_id = $1 ORDER BY idx`, run)
 	return cells, nil
 }
 
+// CodeVersions returns the distinct code versions (Outcome.CodeVersion) that completed the
+// run's cells, sorted, without reading their outputs; empty ones are left out.
+func (s *Store) CodeVersions(ctx context.Context, run int64) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT code_version FROM cells
+WHERE run_id = $1 AND status = 'done' AND code_version <> '' ORDER BY code_version`, run)
+	if err != nil {
+		return nil, fmt.Errorf("store: code versions of run %d: %w", run, err)
+	}
+	defer rows.Close()
+	var vs []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("store: code versions of run %d: %w", run, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, rows.Err()
+}
+
 func scanCells(rows *sql.Rows) ([]Cell, error) {
 	defer rows.Close()
 	cells := []Cell{}

@@ -535,6 +535,9 @@ func TestOutcomeRoundTrip(t *testing.T) {
 			c.Outcome.Seconds != o.Seconds || c.Outcome.CodeVersion != o.CodeVersion || c.Outcome.Host != o.Host {
 			t.Errorf("outcome %+v, want %+v", c.Outcome, o)
 		}
+		if vs, err := s.CodeVersions(ctx, run.ID); err != nil || len(vs) != 1 || vs[0] != o.CodeVersion {
+			t.Errorf("code versions %q (%v), want [%q]: the running cell has none", vs, err, o.CodeVersion)
+		}
 		m := c.Outcome.Metrics
 		if len(m) != 5 || m["acc"] != 0.875 || !math.IsNaN(m["nan"]) || !math.IsInf(m["inf"], 1) ||
 			!math.IsInf(m["-inf"], -1) || m["tiny"] != 5e-324 {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
@@ -82,16 +81,9 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, da
 		if !info.Started.IsZero() && info.Finished.After(info.Started) {
 			sr.Wall = info.Finished.Sub(info.Started)
 		}
-		cells, err := st.Cells(ctx, info.ID)
-		if err != nil {
-			return fail(fmt.Errorf("run %d: %w", info.ID, err))
+		if sr.Builds, err = st.CodeVersions(ctx, info.ID); err != nil {
+			return fail(err)
 		}
-		for _, c := range cells {
-			if v := c.Outcome.CodeVersion; v != "" && !slices.Contains(sr.Builds, v) {
-				sr.Builds = append(sr.Builds, v)
-			}
-		}
-		slices.Sort(sr.Builds)
 		runs = append(runs, sr)
 	}
 	md, err := ahsc.Table1Markdown(command, runs...)

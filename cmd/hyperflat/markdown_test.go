@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hyperflat/hyperflat/experiments"
+
 	"github.com/hyperflat/hyperflat/datasets"
 )
 
@@ -33,7 +35,7 @@ func TestReportMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Protocol authors", "## Protocol clean", "| iris | score |", "(82.98)", "n=2", "Total:", "hyperflat report --out",
-		"](figure2_iris_authors.png)", "](figure2_iris_clean.png)"} {
+		"](figure2_iris_authors.png)", "](figure2_iris_clean.png)", "| `" + experiments.CodeVersion() + "` |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("table1.md lacks %q:\n%s", want, md)
 		}

@@ -52,7 +52,7 @@ func bboSearch(ctx context.Context, space search.Space, obj search.Objective, rn
 	var lastErr error
 	for call := 0; call < bboCalls; call++ {
 		train := bboSplit(breast, rng)
-		task := &convexity.Task{Space: space, Build: bboBuild(train), Train: train, Val: train,
+		task := &convexity.Task{Space: space, Build: bboBuild(train), Train: train,
 			Loss: losses.Multiclass, Metric: convexity.Accuracy, Epochs: 1, Seed: rng.Uint64()}
 		a := &convexity.AHSC{Task: task, N1: bboPerCall, N2: 1, Workers: workers,
 			Mu: convexity.MuOptions{Reduce: convexity.MinOverBatches, PerSample: true}}

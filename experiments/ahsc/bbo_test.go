@@ -58,7 +58,7 @@ func TestBBOSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Values[space.Index("hidden_layer_sizes")], cfg.Values[space.Index("batch_size")] = 60, 100
-	task := &convexity.Task{Space: space, Build: bboBuild(train), Train: train, Val: train, Loss: "cross-entropy",
+	task := &convexity.Task{Space: space, Build: bboBuild(train), Train: train, Loss: "cross-entropy",
 		Metric: convexity.Accuracy, Epochs: 1, Seed: 5}
 	c, _, err := task.Fit(context.Background(), cfg, 1, false)
 	if err != nil {

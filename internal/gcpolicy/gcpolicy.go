@@ -5,11 +5,9 @@
 // configurations a repeat, each a new model), so its live heap stays small (7–16 MB in the
 // bench's screening of 50 OpenML MLPs) while it allocates fast; at GOGC=100 the collector
 // then runs about 50 times a second, and its write barriers, assists and cache misses slow
-// the workers. At GOGC=400 that screening, in a fresh process, took about 25% less wall time
-// with one worker and 20% less with two, and "hyperflat run ahsc --preset quick --dataset
-// breast --repeats 1 --workers 1" 6–10% less CPU time (AMD EPYC, 2 vCPUs, AVX2). In
-// bench/compare's own process, whose heap the larger workloads before it have grown, the
-// screening gains little. The memory limit keeps the larger GOGC
+// the workers. At GOGC=400, "hyperflat run ahsc --preset quick --dataset breast --repeats 1
+// --workers 1" takes 5.6–5.8 CPU-s against 6.4–6.7 at GOGC=100 (AMD EPYC, 2 vCPUs, AVX2; the
+// README's environment section). The memory limit keeps the larger GOGC
 // from letting a big heap (a full-width ResNet) grow fivefold: near the limit the collector
 // runs as often as it must, whatever GOGC says.
 //
