@@ -148,9 +148,7 @@ func (fp *featureProgram) run(ctx context.Context, ds *datasets.Dataset, start i
 	case []float64:
 		copy(x, src)
 	case []float32:
-		for i, v := range src {
-			x[i] = float32(v)
-		}
+		graph.FromFloat64s(x, src)
 	}
 	if err := fp.prog.Run(ctx); err != nil {
 		return 0, 0, err

@@ -105,6 +105,18 @@ func oneHot(rng *rand.Rand, n, k int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(d))
 }
 
+// sparseNormal draws an n×k matrix with perRow standard normal entries in random columns of
+// each row and zeros elsewhere.
+func sparseNormal(rng *rand.Rand, n, k, perRow int) *tensor.Dense {
+	d := make([]float64, n*k)
+	for i := 0; i < n; i++ {
+		for _, j := range rng.Perm(k)[:perRow] {
+			d[i*k+j] = rng.NormFloat64()
+		}
+	}
+	return tensor.New(tensor.WithShape(n, k), tensor.WithBacking(d))
+}
+
 func mask(rng *rand.Rand, keep float64, shape ...int) *tensor.Dense {
 	return dense(shape, func() float64 {
 		if rng.Float64() < keep {
@@ -147,6 +159,9 @@ func OpCases() []OpCase {
 		{Name: "MatMulT(a,bᵀ)", Inputs: inputs(shaped(normal, 3, 4), shaped(normal, 2, 4)), F: two(func(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, false, true) })},
 		{Name: "MatMulT(aᵀ,b)", Inputs: inputs(shaped(normal, 4, 3), shaped(normal, 4, 2)), F: two(func(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, true, false) })},
 		{Name: "MatMulT(aᵀ,bᵀ)", Inputs: inputs(shaped(normal, 4, 3), shaped(normal, 2, 4)), F: two(func(a, b *G.Node) (*G.Node, error) { return MatMulT(a, b, true, true) })},
+		// a one-hot-like data operand large enough for the sparse path (sparse.go), forward
+		// and, in b's gradient aᵀ·G, transposed; 9 columns exercise the kernels' tail
+		{Name: "MatMul(sparse a, b)", Inputs: inputs(func(rng *rand.Rand) *tensor.Dense { return sparseNormal(rng, 16, 512, 2) }, shaped(normal, 512, 9)), Wrt: []int{1}, F: two(MatMul)},
 	}
 	cases = append(cases, elementwiseCases(false)...)
 	cases = append(cases, []OpCase{

@@ -55,6 +55,19 @@ var envSwitches = []envSwitch{
 		},
 	},
 	{
+		name:    "HYPERFLAT_SPARSE",
+		def:     "zeros skipped in mostly-zero left operands",
+		meaning: "off: every matrix product is dense, even when its left operand is almost all zeros (one-hot inputs), for comparisons",
+		set: func(v string) error {
+			switch v {
+			case "", "off":
+				sparseOff = v == "off"
+				return nil
+			}
+			return fmt.Errorf("want off")
+		},
+	},
+	{
 		name:    "HYPERFLAT_FUSEDUMP",
 		def:     "off",
 		meaning: "any non-empty value: Compile prints every fused kernel (its ops, operands and block sizes) to stderr",
@@ -68,6 +81,7 @@ var (
 	fuseDump    bool   // Compile prints the kernels it fuses
 	sgemmMode   string // "", "blas" or "kernels" (useSgemmKernels)
 	convPath    string // "" or "image" (convOp)
+	sparseOff   bool   // gemmAcc never takes the sparse path (gemmSparse)
 )
 
 func init() {

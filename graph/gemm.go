@@ -33,6 +33,9 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 		}
 		return
 	}
+	if gemmSparse(ta, tb, m, n, k, a, b, beta, c) {
+		return
+	}
 	lda, ldb := k, n
 	if ta {
 		lda = m

@@ -92,6 +92,7 @@ type Trainer struct {
 	train  map[int]*program
 	eval   map[int]*program
 	params []*layers.Param
+	sparse sparseCache
 }
 
 type program struct {
@@ -106,6 +107,10 @@ type program struct {
 	// across steps so that a step allocates nothing for them
 	gradVals  []G.Value
 	paramVals []*tensor.Dense
+	// set lists the entries of xv that the last sparse fill made nonzero, so that the next
+	// one clears only those (all of xv when stale: after a dense fill)
+	set      []int
+	setStale bool
 }
 
 // NewTrainer prepares training of m with the given risk (losses.Multiclass when empty) and
@@ -219,25 +224,45 @@ func (tr *Trainer) programFor(b int, ds *datasets.Dataset, training bool) (*prog
 // load copies rows idx of ds into the program's input tensors.
 func (tr *Trainer) load(p *program, ds *datasets.Dataset, idx []int) error {
 	k := p.yv.Shape()[1]
+	sp := tr.sparse.rows(ds)
 	switch x := p.xv.Data().(type) {
 	case []float64:
 		y := p.yv.Data().([]float64)
-		fillBatch(x, y, ds, idx, k)
+		fillBatch(p, x, y, ds, sp, idx, k)
 	case []float32:
 		y := p.yv.Data().([]float32)
-		fillBatch(x, y, ds, idx, k)
+		fillBatch(p, x, y, ds, sp, idx, k)
 	default:
 		return fmt.Errorf("train: input of type %T", x)
 	}
 	return nil
 }
 
-func fillBatch[T graph.Float](x, y []T, ds *datasets.Dataset, idx []int, k int) {
+// fillBatch copies rows idx of ds into p's batch x, y: from sp, ds's rows compressed, when
+// ds is mostly zeros (touching only the entries that change), else row by row.
+func fillBatch[T graph.Float](p *program, x, y []T, ds *datasets.Dataset, sp *sparseRows, idx []int, k int) {
+	if sp != nil {
+		if p.setStale {
+			clear(x)
+		} else {
+			for _, j := range p.set {
+				x[j] = 0
+			}
+		}
+		p.set, p.setStale = p.set[:0], false
+		for r, i := range idx {
+			for t := sp.ptr[i]; t < sp.ptr[i+1]; t++ {
+				j := r*ds.D + int(sp.col[t])
+				x[j] = T(sp.val[t])
+				p.set = append(p.set, j)
+			}
+		}
+	} else {
+		p.setStale = true
+	}
 	for r, i := range idx {
-		row := ds.Row(i)
-		dst := x[r*ds.D : (r+1)*ds.D]
-		for j, v := range row {
-			dst[j] = T(v)
+		if sp == nil {
+			graph.FromFloat64s(x[r*ds.D:(r+1)*ds.D], ds.Row(i))
 		}
 		out := y[r*k : (r+1)*k]
 		for j := range out {

@@ -45,3 +45,13 @@ func LangevinF64(p, gr, xi *float64, n int, eta, std float64, noise int) bool {
 func LangevinF32(p, gr *float32, xi *float64, n int, eta, std float64, noise int) bool {
 	panic("vec: no kernels")
 }
+
+func SpRowF32(c, b *float32, ldb int, idx *int32, val *float32, nnz, n int) {
+	panic("vec: no kernels")
+}
+func SpRowF64(c, b *float64, ldb int, idx *int32, val *float64, nnz, n int) {
+	panic("vec: no kernels")
+}
+func FirstNonzeroF32(x *float32, n int) int       { panic("vec: no kernels") }
+func FirstNonzeroF64(x *float64, n int) int       { panic("vec: no kernels") }
+func NarrowF64(dst *float32, src *float64, n int) { panic("vec: no kernels") }

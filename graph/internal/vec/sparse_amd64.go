@@ -1,0 +1,27 @@
+package vec
+
+// SpRowF32 sets c[j] += Σ_t val[t]·b[idx[t]·ldb + j] for j < n (n rounded down to a multiple
+// of 8; callers finish the tail), accumulating over t in order with fused multiply-adds.
+//
+//go:noescape
+func SpRowF32(c, b *float32, ldb int, idx *int32, val *float32, nnz, n int)
+
+// SpRowF64 is SpRowF32 in float64, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func SpRowF64(c, b *float64, ldb int, idx *int32, val *float64, nnz, n int)
+
+// FirstNonzeroF32 returns the least i < n with x[i] ≠ 0 (NaN is nonzero, −0 zero), or n.
+//
+//go:noescape
+func FirstNonzeroF32(x *float32, n int) int
+
+// FirstNonzeroF64 is FirstNonzeroF32 in float64.
+//
+//go:noescape
+func FirstNonzeroF64(x *float64, n int) int
+
+// NarrowF64 sets dst[i] = float32(src[i]) for i < n rounded down to a multiple of 16.
+//
+//go:noescape
+func NarrowF64(dst *float32, src *float64, n int)

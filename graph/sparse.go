@@ -1,0 +1,213 @@
+package graph
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/hyperflat/hyperflat/graph/internal/vec"
+)
+
+// Products whose left operand is mostly zeros. The authors' protocol of the AHSC experiment
+// one-hot encodes every column of an OpenML table (hpobench's preprocessing), so a first layer
+// sees rows of a few nonzeros among thousands (vehicle: 18 of 1,430; segment: 19 of 14,929):
+// the dense product and its weight gradient, x·W and xᵀ·G, spend all but about 1% of their
+// work multiplying zeros. gemmAcc hands such a product to gemmSparse, which compresses op(A)
+// row by row and adds, for every nonzero a_ik in increasing k, a_ik times row k of B to row i
+// of C. Zeros are skipped as structural zeros, as a sparse-matrix product does: a non-finite
+// entry of B that only meets zeros of A does not turn C into NaN (it stays in B, where the
+// step's non-finite checks see it). The choice depends only on the operands' values, so
+// results do not depend on the number of cores.
+
+const (
+	// sparseMinFlops is the smallest dense product (m·n·k) worth testing for zeros.
+	sparseMinFlops = 1 << 16
+	// sparseMaxFill: op(A) takes the sparse path when at most 1 in sparseMaxFill of its
+	// entries is nonzero. Each nonzero costs one row of B read unaligned and a vector
+	// multiply-add per 8 (4) columns, several times the dense kernels' cost per term, and an
+	// activation after a ReLU (about half zeros) must stay dense.
+	sparseMaxFill = 16
+)
+
+// sparseRows is op(A) compressed by rows: row i's nonzeros are val[ptr[i]:ptr[i+1]] in the
+// columns idx[ptr[i]:ptr[i+1]], in increasing column order.
+type sparseRows[T Float] struct {
+	ptr  []int
+	idx  []int32
+	val  []T
+	next []int // compress's scratch
+}
+
+var (
+	sparsePool32 = sync.Pool{New: func() any { return new(sparseRows[float32]) }}
+	sparsePool64 = sync.Pool{New: func() any { return new(sparseRows[float64]) }}
+)
+
+// gemmSparse sets c = op(a)·b + beta·c through op(a)'s nonzeros when op(a) is sparse enough,
+// and reports whether it did; it leaves c alone otherwise.
+func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool {
+	if tb || sparseOff || n < 8 || k < 2 || m*n*k < sparseMinFlops || k > 1<<31-1 {
+		return false
+	}
+	var pool *sync.Pool
+	if unsafe.Sizeof(T(0)) == 4 {
+		pool = &sparsePool32
+	} else {
+		pool = &sparsePool64
+	}
+	s := pool.Get().(*sparseRows[T])
+	defer pool.Put(s)
+	if !s.compress(ta, m, k, a, m*k/sparseMaxFill) {
+		return false
+	}
+	rows := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ci := c[i*n : (i+1)*n]
+			switch {
+			case beta == 0:
+				clear0(ci)
+			case beta != 1:
+				for j := range ci {
+					ci[j] *= beta
+				}
+			}
+			p0, p1 := s.ptr[i], s.ptr[i+1]
+			sparseRow(ci, b, n, s.idx[p0:p1], s.val[p0:p1])
+		}
+	}
+	if len(s.idx)*n >= gemmSplitFlops && m >= 2*gemmPieces {
+		// whole rows of c in pieces fixed by m: each row's sum is the same on any split
+		parallelFor(gemmPieces, 1, func(lo, hi int) {
+			for q := lo; q < hi; q++ {
+				rows(q*m/gemmPieces, (q+1)*m/gemmPieces)
+			}
+		})
+	} else {
+		rows(0, m)
+	}
+	return true
+}
+
+// compress fills s with op(a) (m×k; a is k×m when ta) and reports whether op(a) has at most
+// limit nonzeros; it stops reading as soon as it has more, so a dense operand costs little.
+func (s *sparseRows[T]) compress(ta bool, m, k int, a []T, limit int) bool {
+	s.ptr = append(s.ptr[:0], make([]int, m+1)...)
+	if !ta {
+		s.idx, s.val = s.idx[:0], s.val[:0]
+		for i := 0; i < m; i++ {
+			row := a[i*k : (i+1)*k]
+			for j := firstNonzero(row); j < k; j += 1 + firstNonzero(row[j+1:]) {
+				if len(s.idx) == limit {
+					return false
+				}
+				s.idx = append(s.idx, int32(j))
+				s.val = append(s.val, row[j])
+			}
+			s.ptr[i+1] = len(s.idx)
+		}
+		return true
+	}
+	// op(a) = aᵀ: row i of op(a) is column i of a (k rows of length m); count each column's
+	// nonzeros, then place them walking a's rows in order, so each row's columns increase
+	nnz := 0
+	for r := 0; r < k; r++ {
+		row := a[r*m : (r+1)*m]
+		for i := firstNonzero(row); i < m; i += 1 + firstNonzero(row[i+1:]) {
+			if nnz == limit {
+				return false
+			}
+			nnz++
+			s.ptr[i+1]++
+		}
+	}
+	for i := 0; i < m; i++ {
+		s.ptr[i+1] += s.ptr[i]
+	}
+	s.idx = append(s.idx[:0], make([]int32, nnz)...)
+	s.val = append(s.val[:0], make([]T, nnz)...)
+	s.next = append(s.next[:0], s.ptr[:m]...)
+	for r := 0; r < k; r++ {
+		row := a[r*m : (r+1)*m]
+		for i := firstNonzero(row); i < m; i += 1 + firstNonzero(row[i+1:]) {
+			p := s.next[i]
+			s.idx[p], s.val[p] = int32(r), row[i]
+			s.next[i]++
+		}
+	}
+	return true
+}
+
+// firstNonzero is the index of x's first nonzero entry (NaN counts, −0 does not), or len(x).
+func firstNonzero[T Float](x []T) int {
+	if len(x) == 0 {
+		return 0
+	}
+	if haveVec {
+		switch xx := any(x).(type) {
+		case []float32:
+			return vec.FirstNonzeroF32(p32(xx), len(xx))
+		case []float64:
+			return vec.FirstNonzeroF64(p64(xx), len(xx))
+		}
+	}
+	for i, v := range x {
+		if v != 0 {
+			return i
+		}
+	}
+	return len(x)
+}
+
+// sparseRow adds val[t]·b[idx[t], :] to c (length n, rows of b ldb = n apart) for t in order:
+// the AVX2 kernels for the leading multiple of 8 (4) columns, then multiply-adds rounded once
+// in float64 on the tail (and everywhere without AVX2).
+func sparseRow[T Float](c, b []T, n int, idx []int32, val []T) {
+	if len(idx) == 0 {
+		return
+	}
+	done := 0
+	if haveVec {
+		switch cc := any(c).(type) {
+		case []float32:
+			done = n &^ 7
+			if done > 0 {
+				vec.SpRowF32(p32(cc), p32(any(b).([]float32)), n, &idx[0], p32(any(val).([]float32)), len(idx), done)
+			}
+		case []float64:
+			done = n &^ 3
+			if done > 0 {
+				vec.SpRowF64(p64(cc), p64(any(b).([]float64)), n, &idx[0], p64(any(val).([]float64)), len(idx), done)
+			}
+		}
+	}
+	if done == n {
+		return
+	}
+	tail := c[done:n]
+	for t, kk := range idx {
+		v, row := float64(val[t]), b[int(kk)*n+done:][:len(tail)]
+		for j, x := range row {
+			tail[j] = T(math.FMA(v, float64(x), float64(tail[j])))
+		}
+	}
+}
+
+// FromFloat64s sets dst[i] = T(src[i]) for i < len(dst); src must be at least as long. It is
+// how float64 data becomes a float32 batch: a vector conversion where the CPU has AVX2, which
+// matters for wide one-hot rows, whose copy otherwise costs as much as the sparse product.
+func FromFloat64s[T Float](dst []T, src []float64) {
+	src = src[:len(dst)]
+	switch d := any(dst).(type) {
+	case []float64:
+		copy(d, src)
+	case []float32:
+		done := 0
+		if haveVec && len(d) >= 16 {
+			done = len(d) &^ 15
+			vec.NarrowF64(p32(d), p64(src), done)
+		}
+		for i := done; i < len(d); i++ {
+			d[i] = float32(src[i])
+		}
+	}
+}

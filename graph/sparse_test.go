@@ -1,0 +1,271 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// sparseOperand is an m×k matrix (stored k×m when ta) with about fill of its entries nonzero.
+func sparseOperand(rng *rand.Rand, ta bool, m, k int, fill float64) []float64 {
+	a := make([]float64, m*k)
+	for i := range a {
+		if rng.Float64() < fill {
+			a[i] = rng.NormFloat64()
+		}
+	}
+	return a
+}
+
+// refSparse is c = op(a)·b + beta·c with each output's terms added in increasing k, each by
+// one float64 fused multiply-add, skipping zeros of op(a): what gemmSparse promises.
+func refSparse(ta bool, m, n, k int, a, b []float64, beta float64, c []float64) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			acc := 0.0
+			if beta != 0 {
+				acc = beta * c[i*n+j]
+			}
+			for p := 0; p < k; p++ {
+				v := a[i*k+p]
+				if ta {
+					v = a[p*m+i]
+				}
+				if v != 0 {
+					acc = math.FMA(v, b[p*n+j], acc)
+				}
+			}
+			c[i*n+j] = acc
+		}
+	}
+}
+
+func TestGemmSparse(t *testing.T) {
+	t.Run("kernels", testGemmSparse)
+	t.Run("go", func(t *testing.T) {
+		// the code path of CPUs without AVX2
+		was := haveVec
+		haveVec = false
+		defer func() { haveVec = was }()
+		testGemmSparse(t)
+	})
+}
+
+func testGemmSparse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range []struct{ m, n, k int }{{37, 45, 300}, {300, 33, 40}, {16, 8, 1024}, {5, 1030, 64}} {
+		for _, ta := range []bool{false, true} {
+			for _, beta := range []float64{0, 1, 0.5} {
+				name := fmt.Sprintf("%dx%dx%d/ta=%v/beta=%v", sh.m, sh.n, sh.k, ta, beta)
+				a := sparseOperand(rng, ta, sh.m, sh.k, 0.03)
+				b := sparseOperand(rng, false, sh.k, sh.n, 1)
+				c0 := sparseOperand(rng, false, sh.m, sh.n, 1)
+				want := append([]float64(nil), c0...)
+				refSparse(ta, sh.m, sh.n, sh.k, a, b, beta, want)
+
+				got := append([]float64(nil), c0...)
+				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a, b, beta, got) {
+					t.Fatalf("%s: a 3%%-full operand did not take the sparse path", name)
+				}
+				for i := range want {
+					// float64: the same fused multiply-adds in the same order, bit for bit
+					if got[i] != want[i] {
+						t.Fatalf("%s float64: c[%d] = %v, want %v", name, i, got[i], want[i])
+					}
+				}
+
+				a32, b32, c32 := to32(a), to32(b), to32(c0)
+				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a32, b32, float32(beta), c32) {
+					t.Fatalf("%s: float32 did not take the sparse path", name)
+				}
+				for i := range want {
+					if d := math.Abs(float64(c32[i]) - want[i]); d > 1e-5*(1+math.Abs(want[i])) {
+						t.Fatalf("%s float32: c[%d] = %v, want %v", name, i, c32[i], want[i])
+					}
+				}
+
+				// the dense path agrees (the same product summed in another order)
+				dense := append([]float64(nil), c0...)
+				t.Run(name+"/dense", func(t *testing.T) {
+					setSwitch(t, "HYPERFLAT_SPARSE", "off")
+					gemmAcc(ta, false, sh.m, sh.n, sh.k, a, b, beta, dense)
+				})
+				for i := range want {
+					if d := math.Abs(dense[i] - want[i]); d > 1e-12*(1+math.Abs(want[i])) {
+						t.Fatalf("%s: dense c[%d] = %v, sparse %v", name, i, dense[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmSparseDeclines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 64, 32, 256
+	b := sparseOperand(rng, false, k, n, 1)
+	c := make([]float64, m*n)
+	for _, tc := range []struct {
+		name string
+		fill float64
+		tb   bool
+		n    int
+	}{
+		{"half zeros (a ReLU's output)", 0.5, false, n},
+		{"1 in 12 nonzero", 1.0 / 12, false, n},
+		{"transposed b", 0.01, true, n},
+		{"too narrow", 0.01, false, 4},
+	} {
+		a := sparseOperand(rng, false, m, k, tc.fill)
+		for i := range c {
+			c[i] = 7
+		}
+		if gemmSparse(false, tc.tb, m, tc.n, k, a, b, 0, c[:m*tc.n]) {
+			t.Errorf("%s: took the sparse path", tc.name)
+		}
+		for i, v := range c {
+			if v != 7 {
+				t.Fatalf("%s: declining changed c[%d] to %v", tc.name, i, v)
+			}
+		}
+	}
+	setSwitch(t, "HYPERFLAT_SPARSE", "off")
+	if gemmSparse(false, false, m, n, k, sparseOperand(rng, false, m, k, 0.01), b, 0, c) {
+		t.Error("HYPERFLAT_SPARSE=off: took the sparse path")
+	}
+}
+
+// The split of a large sparse product across goroutines leaves every bit as on one core.
+func TestGemmSparseSplitIndependent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m, n, k := 2000, 64, 1500
+	a := to32(sparseOperand(rng, true, m, k, 0.01))
+	b := to32(sparseOperand(rng, false, k, n, 1))
+	var ref []float32
+	for _, p := range []int{1, 2, 8} {
+		c := make([]float32, m*n)
+		withProcs(t, p, func() {
+			if !gemmSparse(true, false, m, n, k, a, b, 0, c) {
+				t.Fatal("no sparse path")
+			}
+		})
+		if ref == nil {
+			ref = c
+			continue
+		}
+		for i := range c {
+			if c[i] != ref[i] {
+				t.Fatalf("GOMAXPROCS %d: c[%d] = %v, on one core %v", p, i, c[i], ref[i])
+			}
+		}
+	}
+}
+
+func to32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func withProcs(t *testing.T, p int, f func()) {
+	t.Helper()
+	old := runtime.GOMAXPROCS(p)
+	defer runtime.GOMAXPROCS(old)
+	f()
+}
+
+func TestFirstNonzero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n < 140; n++ {
+		for trial := 0; trial < 20; trial++ {
+			x := make([]float64, n)
+			want := n
+			if n > 0 && trial > 0 {
+				want = rng.IntN(n + 1)
+				for i := 0; i < want; i++ {
+					if rng.IntN(3) == 0 {
+						x[i] = math.Copysign(0, -1)
+					}
+				}
+				if want < n {
+					x[want] = [...]float64{1e-300, -2, math.NaN(), math.Inf(1)}[rng.IntN(4)]
+					for i := want + 1; i < n; i++ {
+						x[i] = rng.NormFloat64()
+					}
+				}
+			}
+			if got := firstNonzero(x); got != want {
+				t.Fatalf("float64 n=%d: firstNonzero = %d, want %d (%v)", n, got, want, x)
+			}
+			x32 := to32(x)
+			if want < n && x[want] == 1e-300 {
+				x32[want] = 1e-40 // float32's subnormals are nonzero too
+			}
+			if got := firstNonzero(x32); got != want {
+				t.Fatalf("float32 n=%d: firstNonzero = %d, want %d (%v)", n, got, want, x32)
+			}
+		}
+	}
+}
+
+func TestFromFloat64s(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 0; n < 70; n++ {
+		src := make([]float64, n+3)
+		for i := range src {
+			src[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(80)-40))
+		}
+		if n > 2 {
+			src[1], src[2] = math.Inf(-1), 1e300 // overflows to +Inf as Go's conversion does
+		}
+		got := make([]float32, n)
+		FromFloat64s(got, src)
+		for i := range got {
+			if w := float32(src[i]); got[i] != w {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, got[i], w)
+			}
+		}
+		g64 := make([]float64, n)
+		FromFloat64s(g64, src)
+		for i := range g64 {
+			if g64[i] != src[i] {
+				t.Fatalf("float64 n=%d: dst[%d] = %v", n, i, g64[i])
+			}
+		}
+	}
+}
+
+// BenchmarkGemmSparse times the first layer of the authors' OpenML MLP on vehicle (1,430
+// one-hot columns, 18 nonzeros a row, batch 64, width 256): x·W and the weight gradient xᵀ·G,
+// through the sparse path and, as dense_, with HYPERFLAT_SPARSE=off.
+func BenchmarkGemmSparse(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const batch, d, width = 64, 1430, 256
+	x := to32(sparseOperand(rng, false, batch, d, 18.0/d))
+	w := to32(sparseOperand(rng, false, d, width, 1))
+	g := to32(sparseOperand(rng, false, batch, width, 1))
+	h := make([]float32, batch*width)
+	dw := make([]float32, d*width)
+	for _, path := range []string{"", "dense_"} {
+		b.Run(path+"forward_64x256x1430", func(b *testing.B) {
+			if path != "" {
+				setSwitch(b, "HYPERFLAT_SPARSE", "off")
+			}
+			for i := 0; i < b.N; i++ {
+				gemm(false, false, batch, width, d, x, w, h)
+			}
+		})
+		b.Run(path+"weightgrad_1430x256x64", func(b *testing.B) {
+			if path != "" {
+				setSwitch(b, "HYPERFLAT_SPARSE", "off")
+			}
+			for i := 0; i < b.N; i++ {
+				gemm(true, false, d, width, batch, x, g, dw)
+			}
+		})
+	}
+}
