@@ -26,6 +26,7 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 		return reportFail(stderr, err)
 	}
 	var ahscRuns, wdRuns []store.Run
+	var inProgress []ahsc.RunProgress
 	for _, info := range infos {
 		if run != 0 && info.ID != run {
 			continue
@@ -34,6 +35,12 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 		case "ahsc":
 			if run != 0 || info.Done == info.Cells {
 				ahscRuns = append(ahscRuns, info)
+			} else {
+				p, err := ahsc.ParseRunProgress(info.ID, info.Options, info.Done, info.Cells)
+				if err != nil {
+					return reportFail(stderr, err)
+				}
+				inProgress = append(inProgress, p)
 			}
 		case "weightdecay":
 			wdRuns = append(wdRuns, info)
@@ -53,7 +60,7 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 		return reportFail(stderr, err)
 	}
 	if len(ahscRuns) > 0 {
-		if code := writeAHSCTable1(ctx, st, ahscRuns, dataDir, dir, command, stdout, stderr); code != exitOK {
+		if code := writeAHSCTable1(ctx, st, ahscRuns, inProgress, dataDir, dir, command, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
@@ -68,8 +75,9 @@ func reportFail(stderr io.Writer, err error) int {
 	return exitFailure
 }
 
-// writeAHSCTable1 writes DIR/table1.md and DIR/table1.csv from the ahsc runs infos.
-func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, dataDir, dir, command string, stdout, stderr io.Writer) int {
+// writeAHSCTable1 writes DIR/table1.md and DIR/table1.csv from the ahsc runs infos, listing
+// the unfinished ones, inProgress, as being computed.
+func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, inProgress []ahsc.RunProgress, dataDir, dir, command string, stdout, stderr io.Writer) int {
 	fail := func(err error) int { return reportFail(stderr, err) }
 	var runs []ahsc.StoredRun
 	for _, info := range infos {
@@ -86,7 +94,7 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, da
 		}
 		runs = append(runs, sr)
 	}
-	md, err := ahsc.Table1Markdown(command, runs...)
+	md, err := ahsc.Table1Markdown(command, inProgress, runs...)
 	if err != nil {
 		return fail(err)
 	}

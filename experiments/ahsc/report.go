@@ -3,6 +3,7 @@ package ahsc
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,34 @@ type StoredRun struct {
 	// Builds are the code versions (experiments.CodeVersion: revision and BLAS) that computed
 	// the run's cells.
 	Builds []string
+}
+
+// RunProgress is a stored ahsc run not yet finished, which Table 1 lists as in progress so
+// that a reader sees what is being computed (ParseRunProgress makes one from the store's
+// record).
+type RunProgress struct {
+	ID                int64
+	Dataset, Protocol string
+	Done, Cells       int
+}
+
+// ParseRunProgress reads the dataset and protocol of a run from its stored options (the
+// experiments package's {"preset", "seed", "config"} record).
+func ParseRunProgress(id int64, options []byte, done, cells int) (RunProgress, error) {
+	var rec struct {
+		Config Config `json:"config"`
+	}
+	if err := json.Unmarshal(options, &rec); err != nil {
+		return RunProgress{}, fmt.Errorf("ahsc: run %d's options: %w", id, err)
+	}
+	p := RunProgress{ID: id, Dataset: rec.Config.Dataset, Protocol: rec.Config.Protocol, Done: done, Cells: cells}
+	if p.Dataset == "" {
+		p.Dataset = "iris"
+	}
+	if p.Protocol == "" {
+		p.Protocol = protocolClean
+	}
+	return p, nil
 }
 
 // protocolOf is a result's --protocol (runs stored before the flag existed are clean).
@@ -127,7 +156,7 @@ func WriteTable1CSV(w io.Writer, t experiments.Table) error {
 // dataset and a column per method, each cell our value (the mean for Bayesmark scores, as
 // the paper's are; the median otherwise), ** when statistically best, the paper's value and
 // n; then the runs with their wall times, and every cell's detail.
-func Table1Markdown(command string, runs ...StoredRun) ([]byte, error) {
+func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun) ([]byte, error) {
 	t, err := Table1Cells(runs...)
 	if err != nil {
 		return nil, err
@@ -139,9 +168,9 @@ func Table1Markdown(command string, runs ...StoredRun) ([]byte, error) {
 		"as the paper), the paper's value in parentheses, n the repeats with a result. The protocols are described in "+
 		"[ahsc-protocol.md](ahsc-protocol.md).\n", command)
 	for _, proto := range []string{protocolAuthors, protocolClean} {
-		writeProtocolTable(&b, t, proto)
+		writeProtocolTable(&b, t, proto, inProgress)
 	}
-	writeImageSection(&b, t, runs)
+	writeImageSection(&b, t, runs, inProgress)
 	writeReading(&b, t)
 	writeFigure2Section(&b, t, runs)
 	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | wall time | cell time | builds |\n|---|---|---|---|---|---|---|\n")
@@ -179,20 +208,40 @@ func Table1Markdown(command string, runs ...StoredRun) ([]byte, error) {
 
 // writeProtocolTable writes one protocol's Table 1 layout of the tabular datasets, if it has
 // cells (the images have their own section: their runs here use reduced protocols).
-func writeProtocolTable(b *bytes.Buffer, t experiments.Table, proto string) {
+func writeProtocolTable(b *bytes.Buffer, t experiments.Table, proto string, inProgress []RunProgress) {
 	datasets := layoutRows(b, t, proto, "## Protocol "+proto, func(d string) bool { return groupOf(d) != image })
 	if len(datasets) == 0 {
-		fmt.Fprintf(b, "\n## Protocol %s\n\nNo stored run.\n", proto)
-		return
+		fmt.Fprintf(b, "\n## Protocol %s\n\nNo finished run.\n", proto)
 	}
-	var missing []string
-	for _, d := range append(slices.Clone(bayesmarkSets), openMLSets...) {
-		if !slices.Contains(datasets, d) {
+	writeMissing(b, datasets, append(slices.Clone(bayesmarkSets), openMLSets...), proto, inProgress,
+		"Not yet run under this protocol (of the 12 tabular datasets)")
+}
+
+// writeMissing lists which of want have no finished run under proto: those being computed
+// (with the cells done) and those not started.
+func writeMissing(b *bytes.Buffer, finished, want []string, proto string, inProgress []RunProgress, lead string) {
+	var running, missing []string
+	for _, d := range want {
+		if slices.Contains(finished, d) {
+			continue
+		}
+		var on []string
+		for _, p := range inProgress {
+			if p.Dataset == d && p.Protocol == proto {
+				on = append(on, fmt.Sprintf("run %d, %d/%d cells", p.ID, p.Done, p.Cells))
+			}
+		}
+		if len(on) > 0 {
+			running = append(running, fmt.Sprintf("%s (%s)", d, strings.Join(on, "; ")))
+		} else {
 			missing = append(missing, d)
 		}
 	}
+	if len(running) > 0 {
+		fmt.Fprintf(b, "\nIn progress, not in the table until finished: %s.\n", strings.Join(running, ", "))
+	}
 	if len(missing) > 0 {
-		fmt.Fprintf(b, "\nNot yet run under this protocol (of the 12 tabular datasets): %s.\n", strings.Join(missing, ", "))
+		fmt.Fprintf(b, "\n%s: %s.\n", lead, strings.Join(missing, ", "))
 	}
 }
 
@@ -235,11 +284,11 @@ func layoutRows(b *bytes.Buffer, t experiments.Table, proto, heading string, kee
 // the run it comes from: at the paper's sizes (all 60,000 MNIST images, 50-epoch baselines,
 // 20 repeats) the grid is far beyond a few cores (ahsc-protocol.md gives its measured cost and
 // the command that runs it on a cluster), so the runs here may be reduced.
-func writeImageSection(b *bytes.Buffer, t experiments.Table, runs []StoredRun) {
+func writeImageSection(b *bytes.Buffer, t experiments.Table, runs []StoredRun, inProgress []RunProgress) {
 	b.WriteString("\n## Images\n\nThe paper's protocol: all training and test images, 50-epoch baselines, 20 repeats " +
 		"(AHSC's finalists 100 epochs in the authors' code). Each row's own settings are listed under its table; " +
 		"[ahsc-protocol.md](ahsc-protocol.md) has the measured cost of the paper's sizes and the command that runs them.\n")
-	var ran []string
+	finished := map[string][]string{} // protocol → datasets
 	for _, proto := range []string{protocolAuthors, protocolClean} {
 		ds := layoutRows(b, t, proto, "### Images, protocol "+proto, func(d string) bool { return groupOf(d) == image })
 		if len(ds) > 0 {
@@ -247,14 +296,26 @@ func writeImageSection(b *bytes.Buffer, t experiments.Table, runs []StoredRun) {
 		}
 		for _, d := range ds {
 			fmt.Fprintf(b, "- %s: %s.\n", d, imageSettings(t, runs, d, proto))
-			ran = append(ran, d)
 		}
+		finished[proto] = ds
 	}
-	var missing []string
+	var running, missing []string
 	for _, d := range imageSets {
-		if !slices.Contains(ran, d) {
+		var on []string
+		for _, p := range inProgress {
+			if p.Dataset == d && !slices.Contains(finished[p.Protocol], d) {
+				on = append(on, fmt.Sprintf("%s: run %d, %d/%d cells", p.Protocol, p.ID, p.Done, p.Cells))
+			}
+		}
+		switch {
+		case len(on) > 0:
+			running = append(running, fmt.Sprintf("%s (%s)", d, strings.Join(on, "; ")))
+		case !slices.Contains(finished[protocolAuthors], d) && !slices.Contains(finished[protocolClean], d):
 			missing = append(missing, d)
 		}
+	}
+	if len(running) > 0 {
+		fmt.Fprintf(b, "\nIn progress, not in the table until finished: %s.\n", strings.Join(running, ", "))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(b, "\nNot yet run: %s (for SVHN, the data and the message a run without it prints: ahsc-protocol.md).\n", strings.Join(missing, ", "))
