@@ -61,18 +61,20 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool
 		return false
 	}
 	rows := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ci := c[i*n : (i+1)*n]
-			switch {
-			case beta == 0:
-				clear0(ci)
-			case beta != 1:
-				for j := range ci {
-					ci[j] *= beta
-				}
+		// a weight gradient's rows are mostly empty: scale the block at once, then visit
+		// only the rows with terms
+		switch cb := c[lo*n : hi*n]; {
+		case beta == 0:
+			clear(cb)
+		case beta != 1:
+			for j := range cb {
+				cb[j] *= beta
 			}
-			p0, p1 := s.ptr[i], s.ptr[i+1]
-			sparseRow(ci, b, n, s.idx[p0:p1], s.val[p0:p1])
+		}
+		for i := lo; i < hi; i++ {
+			if p0, p1 := s.ptr[i], s.ptr[i+1]; p1 > p0 {
+				sparseRow(c[i*n:(i+1)*n], b, n, s.idx[p0:p1], s.val[p0:p1])
+			}
 		}
 	}
 	if len(s.idx)*n >= gemmSplitFlops && m >= 2*gemmPieces {
