@@ -44,9 +44,13 @@ var (
 )
 
 // gemmSparse sets c = op(a)·b + beta·c through op(a)'s nonzeros when op(a) is sparse enough,
-// and reports whether it did; it leaves c alone otherwise.
+// and reports whether it did; it leaves c alone otherwise. Counting a's nonzeros first (a
+// vector pass that stops early) keeps the cost of declining a dense operand to a few blocks.
 func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool {
 	if tb || sparseOff || n < 8 || k < 2 || m*n*k < sparseMinFlops || k > 1<<31-1 {
+		return false
+	}
+	if !fewNonzeros(a[:m*k], m*k/sparseMaxFill) {
 		return false
 	}
 	var pool *sync.Pool
@@ -57,9 +61,7 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool
 	}
 	s := pool.Get().(*sparseRows[T])
 	defer pool.Put(s)
-	if !s.compress(ta, m, k, a, m*k/sparseMaxFill) {
-		return false
-	}
+	s.compress(ta, m, k, a)
 	rows := func(lo, hi int) {
 		// a weight gradient's rows are mostly empty: scale the block at once, then visit
 		// only the rows with terms
@@ -90,24 +92,57 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool
 	return true
 }
 
-// compress fills s with op(a) (m×k; a is k×m when ta) and reports whether op(a) has at most
-// limit nonzeros; it stops reading as soon as it has more, so a dense operand costs little.
-func (s *sparseRows[T]) compress(ta bool, m, k int, a []T, limit int) bool {
+// fewNonzeros reports whether x has at most limit nonzero entries, reading a block at a time
+// and stopping once it has seen more: a dense operand costs a few blocks.
+func fewNonzeros[T Float](x []T, limit int) bool {
+	const block = 1024
+	nnz := 0
+	for lo := 0; lo < len(x); lo += block {
+		nnz += countNonzero(x[lo:min(len(x), lo+block)])
+		if nnz > limit {
+			return false
+		}
+	}
+	return true
+}
+
+// countNonzero is how many of x's entries are ≠ 0 (NaN counts, −0 does not).
+func countNonzero[T Float](x []T) int {
+	nnz, done := 0, 0
+	if haveVec {
+		switch xx := any(x).(type) {
+		case []float32:
+			if done = len(xx) &^ 7; done > 0 {
+				nnz = vec.CountNonzeroF32(p32(xx), done)
+			}
+		case []float64:
+			if done = len(xx) &^ 3; done > 0 {
+				nnz = vec.CountNonzeroF64(p64(xx), done)
+			}
+		}
+	}
+	for _, v := range x[done:] {
+		if v != 0 {
+			nnz++
+		}
+	}
+	return nnz
+}
+
+// compress fills s with op(a) (m×k; a is k×m when ta).
+func (s *sparseRows[T]) compress(ta bool, m, k int, a []T) {
 	s.ptr = append(s.ptr[:0], make([]int, m+1)...)
 	if !ta {
 		s.idx, s.val = s.idx[:0], s.val[:0]
 		for i := 0; i < m; i++ {
 			row := a[i*k : (i+1)*k]
 			for j := firstNonzero(row); j < k; j += 1 + firstNonzero(row[j+1:]) {
-				if len(s.idx) == limit {
-					return false
-				}
 				s.idx = append(s.idx, int32(j))
 				s.val = append(s.val, row[j])
 			}
 			s.ptr[i+1] = len(s.idx)
 		}
-		return true
+		return
 	}
 	// op(a) = aᵀ: row i of op(a) is column i of a (k rows of length m); count each column's
 	// nonzeros, then place them walking a's rows in order, so each row's columns increase
@@ -115,9 +150,6 @@ func (s *sparseRows[T]) compress(ta bool, m, k int, a []T, limit int) bool {
 	for r := 0; r < k; r++ {
 		row := a[r*m : (r+1)*m]
 		for i := firstNonzero(row); i < m; i += 1 + firstNonzero(row[i+1:]) {
-			if nnz == limit {
-				return false
-			}
 			nnz++
 			s.ptr[i+1]++
 		}
@@ -136,7 +168,6 @@ func (s *sparseRows[T]) compress(ta bool, m, k int, a []T, limit int) bool {
 			s.next[i]++
 		}
 	}
-	return true
 }
 
 // firstNonzero is the index of x's first nonzero entry (NaN counts, −0 does not), or len(x).

@@ -269,3 +269,32 @@ func BenchmarkGemmSparse(b *testing.B) {
 		})
 	}
 }
+
+func TestCountNonzero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for n := 0; n < 3000; n += 1 + rng.IntN(40) {
+		x := make([]float64, n)
+		want := 0
+		for i := range x {
+			switch rng.IntN(5) {
+			case 0:
+				x[i] = math.Copysign(0, -1)
+			case 1:
+				x[i] = math.NaN()
+				want++
+			case 2:
+				x[i] = rng.NormFloat64()
+				want++
+			}
+		}
+		x32 := to32(x)
+		for _, got := range []int{countNonzero(x), countNonzero(x32)} {
+			if got != want {
+				t.Fatalf("n=%d: countNonzero = %d, want %d", n, got, want)
+			}
+		}
+		if want > 0 && (fewNonzeros(x, want-1) || !fewNonzeros(x, want) || fewNonzeros(x32, want-1) || !fewNonzeros(x32, want)) {
+			t.Fatalf("n=%d: fewNonzeros disagrees with the count %d", n, want)
+		}
+	}
+}

@@ -25,3 +25,14 @@ func FirstNonzeroF64(x *float64, n int) int
 //
 //go:noescape
 func NarrowF64(dst *float32, src *float64, n int)
+
+// CountNonzeroF32 counts the entries of x[:n] that are ≠ 0 (NaN counts, −0 does not), for n
+// rounded down to a multiple of 8.
+//
+//go:noescape
+func CountNonzeroF32(x *float32, n int) int
+
+// CountNonzeroF64 is CountNonzeroF32 in float64, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func CountNonzeroF64(x *float64, n int) int

@@ -261,3 +261,46 @@ NarrowF64_16:
 NarrowF64_done:
 	VZEROUPPER
 	RET
+
+// func CountNonzeroF32(x *float32, n int) int: how many of x[:n] are ≠ 0 (NaN counts, −0 does
+// not), n a multiple of 8.
+TEXT ·CountNonzeroF32(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	XORQ AX, AX
+	VXORPS Y15, Y15, Y15
+CNZF32_8:
+	CMPQ CX, $8
+	JLT CNZF32_done
+	VCMPPS $4, (SI), Y15, Y0
+	VMOVMSKPS Y0, BX
+	POPCNTL BX, BX
+	ADDQ BX, AX
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP CNZF32_8
+CNZF32_done:
+	VZEROUPPER
+	MOVQ AX, ret+16(FP)
+	RET
+
+// func CountNonzeroF64(x *float64, n int) int: CountNonzeroF32 in float64, n a multiple of 4.
+TEXT ·CountNonzeroF64(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	XORQ AX, AX
+	VXORPD Y15, Y15, Y15
+CNZF64_4:
+	CMPQ CX, $4
+	JLT CNZF64_done
+	VCMPPD $4, (SI), Y15, Y0
+	VMOVMSKPD Y0, BX
+	POPCNTL BX, BX
+	ADDQ BX, AX
+	ADDQ $32, SI
+	SUBQ $4, CX
+	JMP CNZF64_4
+CNZF64_done:
+	VZEROUPPER
+	MOVQ AX, ret+16(FP)
+	RET

@@ -6,8 +6,9 @@ package vec
 
 import "golang.org/x/sys/cpu"
 
-// Available reports whether the CPU has AVX2 (and FMA, for AffineF32).
-var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// Available reports whether the CPU has AVX2 (and FMA, for AffineF32 and the products, and
+// POPCNT, for the counts).
+var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT
 
 //go:noescape
 func AddF32(y, a, b *float32, n int)
