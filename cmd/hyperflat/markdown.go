@@ -36,7 +36,7 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 			if run != 0 || info.Done == info.Cells {
 				ahscRuns = append(ahscRuns, info)
 			} else {
-				p, err := ahsc.ParseRunProgress(info.ID, info.Options, info.Done, info.Cells)
+				p, err := ahsc.ParseRunProgress(info.ID, info.Options, info.Done, info.Cells, info.CellSeconds)
 				if err != nil {
 					return reportFail(stderr, err)
 				}

@@ -36,18 +36,31 @@ type RunProgress struct {
 	ID                int64
 	Dataset, Protocol string
 	Done, Cells       int
+	// CellSeconds is the sum of the finished cells' seconds, from which the time left is
+	// estimated.
+	CellSeconds float64
+}
+
+// describe is "run 8, 9/120 cells, ≈ 11.5 core-hours left" (the estimate from the mean of
+// the finished cells, once there are some).
+func (p RunProgress) describe() string {
+	s := fmt.Sprintf("run %d, %d/%d cells", p.ID, p.Done, p.Cells)
+	if p.Done > 0 && p.CellSeconds > 0 {
+		s += fmt.Sprintf(", ≈ %.1f core-hours left", p.CellSeconds/float64(p.Done)*float64(p.Cells-p.Done)/3600)
+	}
+	return s
 }
 
 // ParseRunProgress reads the dataset and protocol of a run from its stored options (the
 // experiments package's {"preset", "seed", "config"} record).
-func ParseRunProgress(id int64, options []byte, done, cells int) (RunProgress, error) {
+func ParseRunProgress(id int64, options []byte, done, cells int, cellSeconds float64) (RunProgress, error) {
 	var rec struct {
 		Config Config `json:"config"`
 	}
 	if err := json.Unmarshal(options, &rec); err != nil {
 		return RunProgress{}, fmt.Errorf("ahsc: run %d's options: %w", id, err)
 	}
-	p := RunProgress{ID: id, Dataset: rec.Config.Dataset, Protocol: rec.Config.Protocol, Done: done, Cells: cells}
+	p := RunProgress{ID: id, Dataset: rec.Config.Dataset, Protocol: rec.Config.Protocol, Done: done, Cells: cells, CellSeconds: cellSeconds}
 	if p.Dataset == "" {
 		p.Dataset = "iris"
 	}
@@ -228,7 +241,7 @@ func writeMissing(b *bytes.Buffer, finished, want []string, proto string, inProg
 		var on []string
 		for _, p := range inProgress {
 			if p.Dataset == d && p.Protocol == proto {
-				on = append(on, fmt.Sprintf("run %d, %d/%d cells", p.ID, p.Done, p.Cells))
+				on = append(on, p.describe())
 			}
 		}
 		if len(on) > 0 {
@@ -238,7 +251,8 @@ func writeMissing(b *bytes.Buffer, finished, want []string, proto string, inProg
 		}
 	}
 	if len(running) > 0 {
-		fmt.Fprintf(b, "\nIn progress, not in the table until finished: %s.\n", strings.Join(running, ", "))
+		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left: the mean of the finished cells' "+
+			"times the cells left, on one core): %s.\n", strings.Join(running, ", "))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(b, "\n%s: %s.\n", lead, strings.Join(missing, ", "))
@@ -304,7 +318,7 @@ func writeImageSection(b *bytes.Buffer, t experiments.Table, runs []StoredRun, i
 		var on []string
 		for _, p := range inProgress {
 			if p.Dataset == d && !slices.Contains(finished[p.Protocol], d) {
-				on = append(on, fmt.Sprintf("%s: run %d, %d/%d cells", p.Protocol, p.ID, p.Done, p.Cells))
+				on = append(on, p.Protocol+": "+p.describe())
 			}
 		}
 		switch {
@@ -315,7 +329,8 @@ func writeImageSection(b *bytes.Buffer, t experiments.Table, runs []StoredRun, i
 		}
 	}
 	if len(running) > 0 {
-		fmt.Fprintf(b, "\nIn progress, not in the table until finished: %s.\n", strings.Join(running, ", "))
+		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left: the mean of the finished cells' "+
+			"times the cells left, on one core): %s.\n", strings.Join(running, ", "))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(b, "\nNot yet run: %s (for SVHN, the data and the message a run without it prints: ahsc-protocol.md).\n", strings.Join(missing, ", "))

@@ -83,18 +83,18 @@ func TestTable1Figure2(t *testing.T) {
 		}
 	}
 
-	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), 9, 120)
+	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), 9, 120, 9*300)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mnistClean, err := ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), 3, 30)
+	mnistClean, err := ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), 0, 30, 0)
 	if err != nil || mnistClean.Protocol != "clean" {
 		t.Fatalf("%+v, %v: a run without a protocol is clean", mnistClean, err)
 	}
-	if iris, err := ParseRunProgress(10, []byte(`{"config":{}}`), 0, 1); err != nil || iris.Dataset != "iris" {
+	if iris, err := ParseRunProgress(10, []byte(`{"config":{}}`), 0, 1, 0); err != nil || iris.Dataset != "iris" {
 		t.Fatalf("%+v, %v: a run without a dataset is iris's", iris, err)
 	}
-	if _, err := ParseRunProgress(11, []byte(`{`), 0, 1); err == nil {
+	if _, err := ParseRunProgress(11, []byte(`{`), 0, 1, 0); err == nil {
 		t.Error("broken options parsed")
 	}
 	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", []RunProgress{vehicle, mnistClean}, runs...)
@@ -109,8 +109,8 @@ func TestTable1Figure2(t *testing.T) {
 		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
-		"In progress, not in the table until finished: vehicle (run 8, 9/120 cells).",
-		"In progress, not in the table until finished: mnist (clean: run 9, 3/30 cells).",
+		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left).",
+		"mnist (clean: run 9, 0/30 cells).",
 		"| 1 | authors | paper | iris | 0s | 0s | `abc blas=gonum`, `abc blas=openblas` |", "| 2 | authors | paper | mnist | 0s | 0s | – |",
 	} {
 		if !strings.Contains(s, w) {
