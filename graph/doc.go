@@ -41,5 +41,9 @@
 // float64, like PyTorch's gradcheck and gradgradcheck. A user who writes an op of their own
 // implements Differentiable and checks it with them; "hyperflat check" runs them over every op.
 //
-// Matrix products use gonum's pure-Go BLAS, or OpenBLAS when built with -tags openblas.
+// Matrix products use this package's AVX2/FMA kernels where they are faster, and otherwise
+// gonum's pure-Go BLAS, or OpenBLAS when built with -tags openblas. A product whose left
+// operand is at most 1/16 nonzero (a batch of one-hot rows, and its transpose in the weight
+// gradient) is computed from that operand's nonzeros, each output summed in the order of its
+// terms; HYPERFLAT_SPARSE=off turns this off, for comparisons.
 package graph
