@@ -84,6 +84,10 @@ type Task struct {
 	ByLoss bool
 	Epochs int                  // epochs of a full training
 	Early  *train.EarlyStopping // optional, for full trainings
+	// EarlyAtEveryFidelity applies Early to evaluations below full fidelity too (by default
+	// they train their ⌈fidelity·Epochs⌉ epochs to the end, as BOHB's rungs do): the AHSC
+	// authors' BOHB trains every budget through Keras's fit with its EarlyStopping callback.
+	EarlyAtEveryFidelity bool
 	// Seed derives every configuration's initial weights and batch order (see Fit).
 	Seed uint64
 	// EvalBatch is the number of rows scored per pass when a model is evaluated; 0 scores
@@ -292,7 +296,7 @@ func (t *Task) Objective() search.Objective {
 
 // Evaluate trains cfg at the fidelity and scores it: on Val (or on every fold), and at full
 // fidelity (1) also on Test. Full fidelity trains with the task's early stopping; lower ones
-// train ⌈fidelity·Epochs⌉ epochs without it (BOHB's rungs).
+// train ⌈fidelity·Epochs⌉ epochs without it (BOHB's rungs), unless EarlyAtEveryFidelity.
 //
 // The evaluation fails (Err is set, the values are NaN) when training diverges
 // (train.ErrDiverged: a NaN or infinite loss, gradient or parameter, or a NaN or infinite
@@ -318,7 +322,7 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 	if len(t.Folds) > 0 {
 		e.ValMetric, e.ValLoss = 0, 0
 		for _, f := range t.Folds {
-			_, tr, err := f.Fit(ctx, e.Config, e.Epochs, full)
+			_, tr, err := f.Fit(ctx, e.Config, e.Epochs, full || t.EarlyAtEveryFidelity)
 			if err != nil {
 				return err
 			}
@@ -333,7 +337,7 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 	var tr *train.Trainer
 	if len(t.Folds) == 0 || full {
 		var err error
-		if _, tr, err = t.Fit(ctx, e.Config, e.Epochs, full); err != nil {
+		if _, tr, err = t.Fit(ctx, e.Config, e.Epochs, full || t.EarlyAtEveryFidelity); err != nil {
 			return err
 		}
 	}

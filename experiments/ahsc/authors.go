@@ -306,6 +306,7 @@ func authorsTask(task *convexity.Task, p *problem, method string, weights uint64
 		e := *task.Early
 		e.Monitor = "loss"
 		task.Early = &e
+		task.EarlyAtEveryFidelity = true // the authors' BOHB fits every budget with it
 	case image:
 		if isAHSC(method) {
 			task.Epochs *= authorsImageFinalFactor

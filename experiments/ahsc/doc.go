@@ -31,7 +31,10 @@
 //     always starts from the same initial weights) for up to Config.Epochs epochs
 //     (Config.ImageEpochs on images) with early stopping on the validation loss (Keras
 //     semantics, patience and min_delta as hpobench/util/eval.py, no weight restore); BOHB's
-//     lower rungs train ⌈fidelity·epochs⌉ epochs without early stopping. The objective is
+//     lower rungs train ⌈fidelity·epochs⌉ epochs without early stopping (under the authors'
+//     protocol on the OpenML sets, method bohb is instead the authors' BOHB, bohbhpo.go: the
+//     bohb-hpo package's one Hyperband round of 1–30-epoch fits with early stopping, then the
+//     best at any budget trained in full). The objective is
 //     minus the validation ROC-AUC (OpenML; a user's binary table), minus the validation
 //     accuracy (images; a user's multiclass table) or the cross-validated log loss
 //     (Bayesmark). AHSC screens N1 configurations by one epoch of training and fully trains,

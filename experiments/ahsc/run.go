@@ -144,6 +144,9 @@ func searchWith(ctx context.Context, method string, task *convexity.Task, cfg *C
 		return res.Trials, res.Screenings, err
 	case "ahsc-bbo":
 		return bboSearch(ctx, task.Space, obj, rng, workers)
+	case bohbAuthors:
+		trials, err := authorsBOHBSearch(ctx, task.Space, obj, rng, task.Epochs)
+		return trials, nil, err
 	case "random":
 		m = search.Sequential{Label: "random", Sampler: search.Random{}}
 	case "tpe":
@@ -176,8 +179,12 @@ func runOne(ctx context.Context, p *problem, sp *split, cfg *Config, method stri
 		}
 	}
 	task.Observe = r.observe // searches evaluate one configuration at a time
+	algorithm := method
+	if method == "bohb" && cfg.Protocol == protocolAuthors && p.group == openML {
+		algorithm = bohbAuthors
+	}
 	start := time.Now()
-	trials, screenings, err := searchWith(ctx, method, task, cfg, rand.New(rand.NewPCG(sd.search, 0)), p.budget, workers)
+	trials, screenings, err := searchWith(ctx, algorithm, task, cfg, rand.New(rand.NewPCG(sd.search, 0)), p.budget, workers)
 	r.seconds = time.Since(start).Seconds()
 	r.screened = len(screenings)
 	for _, s := range screenings {
