@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/hyperflat/hyperflat/experiments"
 	"gonum.org/v1/plot"
@@ -147,6 +148,7 @@ func figure2Plots(f figure2Data) ([]*plot.Plot, error) {
 	}
 	share.X.Min, share.X.Max = lo, hi // as set before the boxes were added
 	share.Y.Min, share.Y.Max = 0, 1.1*top
+	times.Y.Tick.Marker, share.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	return []*plot.Plot{times, share}, nil
 }
 
@@ -258,4 +260,19 @@ func writeFigure2Section(b *bytes.Buffer, t experiments.Table, runs []StoredRun)
 	if !slices.ContainsFunc(figs, func(f figure2Data) bool { return f.dataset == "vehicle" }) {
 		b.WriteString("\nThe paper's dataset, vehicle, has no stored run yet.\n")
 	}
+}
+
+// plainTicks are gonum's default ticks labelled with as few digits as their values need
+// (gonum's own labels give every tick the decimals of the finest one: "2500.00").
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }
