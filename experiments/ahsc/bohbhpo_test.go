@@ -1,6 +1,7 @@
 package ahsc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func TestAuthorsBOHBSearch(t *testing.T) {
 				}
 			}
 			if i > 0 {
-				slices.SortStableFunc(prev, func(a, b call) int { return cmpFloat(a.value, b.value) })
+				slices.SortStableFunc(prev, func(a, b call) int { return cmp.Compare(a.value, b.value) })
 				var want, got []string
 				for _, c := range prev[:r.configs] {
 					want = append(want, c.cfg.String())
@@ -133,16 +134,6 @@ func TestAuthorsBOHBSearch(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || n != 5 {
 		t.Errorf("after a cancel: %v after %d calls", err, n)
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Method bohb is the authors' BOHB under the authors' protocol on an OpenML set (67 rung fits
