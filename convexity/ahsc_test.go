@@ -10,6 +10,7 @@ import (
 	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/search"
+	"github.com/hyperflat/hyperflat/train"
 	"gorgonia.org/tensor"
 )
 
@@ -141,5 +142,33 @@ func TestAHSCAblations(t *testing.T) {
 			evals[0].Value != res.Trials[0].Value {
 			t.Errorf("%v: observed %+v for the trials %+v", rank, evals, res.Trials)
 		}
+	}
+}
+
+// EarlyAtEveryFidelity gives a rung the task's early stopping: with a min_delta no epoch can
+// meet and patience 1, a 20-epoch rung stops after 2 epochs, as a 2-epoch rung trains.
+func TestEarlyAtEveryFidelity(t *testing.T) {
+	ctx := context.Background()
+	task := mlpTask(5)
+	task.Epochs = 40
+	task.Early = &train.EarlyStopping{Monitor: "loss", Patience: 1, MinDelta: 1e9}
+	cfg, err := (search.Random{}).Ask(rand.New(rand.NewPCG(1, 1)), task.Space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := task.Evaluate(ctx, cfg, 0.5)
+	two := task.Evaluate(ctx, cfg, 2.0/40)
+	task.EarlyAtEveryFidelity = true
+	stopped := task.Evaluate(ctx, cfg, 0.5)
+	for _, e := range []Evaluation{full, two, stopped} {
+		if e.Err != nil {
+			t.Fatal(e.Err)
+		}
+	}
+	if stopped.ValLoss != two.ValLoss {
+		t.Errorf("an early-stopped 20-epoch rung: validation loss %v, want the 2-epoch rung's %v", stopped.ValLoss, two.ValLoss)
+	}
+	if full.ValLoss == two.ValLoss {
+		t.Errorf("without the flag the 20-epoch rung stopped early too (validation loss %v)", full.ValLoss)
 	}
 }

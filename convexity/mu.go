@@ -148,7 +148,9 @@ func (fp *featureProgram) run(ctx context.Context, ds *datasets.Dataset, start i
 	case []float64:
 		copy(x, src)
 	case []float32:
-		graph.FromFloat64s(x, src)
+		for i, v := range src {
+			x[i] = float32(v)
+		}
 	}
 	if err := fp.prog.Run(ctx); err != nil {
 		return 0, 0, err

@@ -36,13 +36,7 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 	if gemmSparse(ta, tb, m, n, k, a, b, beta, c) {
 		return
 	}
-	lda, ldb := k, n
-	if ta {
-		lda = m
-	}
-	if tb {
-		ldb = k
-	}
+	lda, ldb := leadingDims(ta, tb, m, n, k)
 	if !gemmThreadsItself && m*n*k >= gemmSplitFlops && max(m, n) >= 16 {
 		// Split in whole kernel blocks (8 rows, or 24 columns) into gemmPieces pieces fixed by
 		// the shape alone, on one core as on several: a BLAS may round a product differently
@@ -82,6 +76,18 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
 }
 
+// leadingDims are the leading dimensions of contiguous row-major operands of op(a)·op(b).
+func leadingDims(ta, tb bool, m, n, k int) (lda, ldb int) {
+	lda, ldb = k, n
+	if ta {
+		lda = m
+	}
+	if tb {
+		ldb = k
+	}
+	return lda, ldb
+}
+
 // gemmPieces is the number of pieces a large product is split into (fixed, so that results do
 // not depend on the number of cores; enough to balance 2–8 cores).
 const gemmPieces = 8
@@ -93,13 +99,7 @@ func gemmSerial[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 		gemmAcc(ta, tb, m, n, k, a, b, beta, c)
 		return
 	}
-	lda, ldb := k, n
-	if ta {
-		lda = m
-	}
-	if tb {
-		ldb = k
-	}
+	lda, ldb := leadingDims(ta, tb, m, n, k)
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
 }
 

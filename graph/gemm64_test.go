@@ -25,13 +25,7 @@ func BenchmarkGemm64(b *testing.B) {
 		for i := range bb {
 			bb[i] = float64(i%5) - 2
 		}
-		lda, ldb := s.k, s.n
-		if s.ta {
-			lda = s.m
-		}
-		if s.tb {
-			ldb = s.k
-		}
+		lda, ldb := leadingDims(s.ta, s.tb, s.m, s.n, s.k)
 		flops := 2 * float64(s.m*s.n*s.k)
 		for _, path := range []string{"", "serial_", "blas_"} {
 			b.Run(fmt.Sprintf("%s%v%v_%dx%dx%d", path, s.ta, s.tb, s.m, s.n, s.k), func(b *testing.B) {

@@ -109,13 +109,7 @@ func TestSgemmSpeed(t *testing.T) {
 		for i := range b {
 			b[i] = float32(rng.NormFloat64())
 		}
-		lda, ldb := s.k, s.n
-		if s.ta {
-			lda = s.m
-		}
-		if s.tb {
-			ldb = s.k
-		}
+		lda, ldb := leadingDims(s.ta, s.tb, s.m, s.n, s.k)
 		flops := 2 * float64(s.m*s.n*s.k)
 		reps := max(1, int(2e8/flops))
 		best := [2]float64{math.Inf(1), math.Inf(1)}

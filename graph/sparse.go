@@ -224,23 +224,3 @@ func sparseRow[T Float](c, b []T, n int, idx []int32, val []T) {
 		}
 	}
 }
-
-// FromFloat64s sets dst[i] = T(src[i]) for i < len(dst); src must be at least as long. It is
-// how float64 data becomes a float32 batch: a vector conversion where the CPU has AVX2, which
-// matters for wide one-hot rows, whose copy otherwise costs as much as the sparse product.
-func FromFloat64s[T Float](dst []T, src []float64) {
-	src = src[:len(dst)]
-	switch d := any(dst).(type) {
-	case []float64:
-		copy(d, src)
-	case []float32:
-		done := 0
-		if haveVec && len(d) >= 16 {
-			done = len(d) &^ 15
-			vec.NarrowF64(p32(d), p64(src), done)
-		}
-		for i := done; i < len(d); i++ {
-			d[i] = float32(src[i])
-		}
-	}
-}

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// sparseOperand is an m×k matrix (stored k×m when ta) with about fill of its entries nonzero.
-func sparseOperand(rng *rand.Rand, ta bool, m, k int, fill float64) []float64 {
-	a := make([]float64, m*k)
+// randomMatrix has r·c standard normal entries, each kept with probability fill, else zero.
+func randomMatrix(rng *rand.Rand, r, c int, fill float64) []float64 {
+	a := make([]float64, r*c)
 	for i := range a {
 		if rng.Float64() < fill {
 			a[i] = rng.NormFloat64()
@@ -59,9 +59,9 @@ func testGemmSparse(t *testing.T) {
 		for _, ta := range []bool{false, true} {
 			for _, beta := range []float64{0, 1, 0.5} {
 				name := fmt.Sprintf("%dx%dx%d/ta=%v/beta=%v", sh.m, sh.n, sh.k, ta, beta)
-				a := sparseOperand(rng, ta, sh.m, sh.k, 0.03)
-				b := sparseOperand(rng, false, sh.k, sh.n, 1)
-				c0 := sparseOperand(rng, false, sh.m, sh.n, 1)
+				a := randomMatrix(rng, sh.m, sh.k, 0.03)
+				b := randomMatrix(rng, sh.k, sh.n, 1)
+				c0 := randomMatrix(rng, sh.m, sh.n, 1)
 				want := append([]float64(nil), c0...)
 				refSparse(ta, sh.m, sh.n, sh.k, a, b, beta, want)
 
@@ -105,7 +105,7 @@ func testGemmSparse(t *testing.T) {
 func TestGemmSparseDeclines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m, n, k := 64, 32, 256
-	b := sparseOperand(rng, false, k, n, 1)
+	b := randomMatrix(rng, k, n, 1)
 	c := make([]float64, m*n)
 	for _, tc := range []struct {
 		name string
@@ -118,7 +118,7 @@ func TestGemmSparseDeclines(t *testing.T) {
 		{"transposed b", 0.01, true, n},
 		{"too narrow", 0.01, false, 4},
 	} {
-		a := sparseOperand(rng, false, m, k, tc.fill)
+		a := randomMatrix(rng, m, k, tc.fill)
 		for i := range c {
 			c[i] = 7
 		}
@@ -132,7 +132,7 @@ func TestGemmSparseDeclines(t *testing.T) {
 		}
 	}
 	setSwitch(t, "HYPERFLAT_SPARSE", "off")
-	if gemmSparse(false, false, m, n, k, sparseOperand(rng, false, m, k, 0.01), b, 0, c) {
+	if gemmSparse(false, false, m, n, k, randomMatrix(rng, m, k, 0.01), b, 0, c) {
 		t.Error("HYPERFLAT_SPARSE=off: took the sparse path")
 	}
 }
@@ -141,8 +141,8 @@ func TestGemmSparseDeclines(t *testing.T) {
 func TestGemmSparseSplitIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	m, n, k := 2000, 64, 1500
-	a := to32(sparseOperand(rng, true, m, k, 0.01))
-	b := to32(sparseOperand(rng, false, k, n, 1))
+	a := to32(randomMatrix(rng, m, k, 0.01))
+	b := to32(randomMatrix(rng, k, n, 1))
 	var ref []float32
 	for _, p := range []int{1, 2, 8} {
 		c := make([]float32, m*n)
@@ -212,42 +212,15 @@ func TestFirstNonzero(t *testing.T) {
 	}
 }
 
-func TestFromFloat64s(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	for n := 0; n < 70; n++ {
-		src := make([]float64, n+3)
-		for i := range src {
-			src[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(80)-40))
-		}
-		if n > 2 {
-			src[1], src[2] = math.Inf(-1), 1e300 // overflows to +Inf as Go's conversion does
-		}
-		got := make([]float32, n)
-		FromFloat64s(got, src)
-		for i := range got {
-			if w := float32(src[i]); got[i] != w {
-				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, got[i], w)
-			}
-		}
-		g64 := make([]float64, n)
-		FromFloat64s(g64, src)
-		for i := range g64 {
-			if g64[i] != src[i] {
-				t.Fatalf("float64 n=%d: dst[%d] = %v", n, i, g64[i])
-			}
-		}
-	}
-}
-
 // BenchmarkGemmSparse times the first layer of the authors' OpenML MLP on vehicle (1,430
 // one-hot columns, 18 nonzeros a row, batch 64, width 256): x·W and the weight gradient xᵀ·G,
 // through the sparse path and, as dense_, with HYPERFLAT_SPARSE=off.
 func BenchmarkGemmSparse(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const batch, d, width = 64, 1430, 256
-	x := to32(sparseOperand(rng, false, batch, d, 18.0/d))
-	w := to32(sparseOperand(rng, false, d, width, 1))
-	g := to32(sparseOperand(rng, false, batch, width, 1))
+	x := to32(randomMatrix(rng, batch, d, 18.0/d))
+	w := to32(randomMatrix(rng, d, width, 1))
+	g := to32(randomMatrix(rng, batch, width, 1))
 	h := make([]float32, batch*width)
 	dw := make([]float32, d*width)
 	for _, path := range []string{"", "dense_"} {

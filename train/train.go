@@ -262,7 +262,10 @@ func fillBatch[T graph.Float](p *program, x, y []T, ds *datasets.Dataset, sp *sp
 	}
 	for r, i := range idx {
 		if sp == nil {
-			graph.FromFloat64s(x[r*ds.D:(r+1)*ds.D], ds.Row(i))
+			dst := x[r*ds.D : (r+1)*ds.D]
+			for j, v := range ds.Row(i) {
+				dst[j] = T(v)
+			}
 		}
 		out := y[r*k : (r+1)*k]
 		for j := range out {

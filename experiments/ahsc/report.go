@@ -226,36 +226,50 @@ func writeProtocolTable(b *bytes.Buffer, t experiments.Table, proto string, inPr
 	if len(datasets) == 0 {
 		fmt.Fprintf(b, "\n## Protocol %s\n\nNo finished run.\n", proto)
 	}
-	writeMissing(b, datasets, append(slices.Clone(bayesmarkSets), openMLSets...), proto, inProgress,
-		"Not yet run under this protocol (of the 12 tabular datasets)")
+	writeProgress(b, append(slices.Clone(bayesmarkSets), openMLSets...), []string{proto},
+		func(d, _ string) bool { return slices.Contains(datasets, d) }, inProgress,
+		func(ds []string) string {
+			return fmt.Sprintf("Not yet run under this protocol (of the 12 tabular datasets): %s.", strings.Join(ds, ", "))
+		})
 }
 
-// writeMissing lists which of want have no finished run under proto: those being computed
-// (with the cells done) and those not started.
-func writeMissing(b *bytes.Buffer, finished, want []string, proto string, inProgress []RunProgress, lead string) {
-	var running, missing []string
+// writeProgress lists which datasets of want have no finished run under protos: those being
+// computed (each run of inProgress under one of protos, named with its protocol when there are
+// several) and then, in the line missing writes, those with no run at all.
+func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset, proto string) bool, inProgress []RunProgress, missing func([]string) string) {
+	var running, none []string
 	for _, d := range want {
-		if slices.Contains(finished, d) {
-			continue
-		}
 		var on []string
-		for _, p := range inProgress {
-			if p.Dataset == d && p.Protocol == proto {
-				on = append(on, p.describe())
+		done := false
+		for _, proto := range protos {
+			if finished(d, proto) {
+				done = true
+				continue
+			}
+			for _, p := range inProgress {
+				if p.Dataset != d || p.Protocol != proto {
+					continue
+				}
+				if len(protos) > 1 {
+					on = append(on, p.Protocol+": "+p.describe())
+				} else {
+					on = append(on, p.describe())
+				}
 			}
 		}
-		if len(on) > 0 {
+		switch {
+		case len(on) > 0:
 			running = append(running, fmt.Sprintf("%s (%s)", d, strings.Join(on, "; ")))
-		} else {
-			missing = append(missing, d)
+		case !done:
+			none = append(none, d)
 		}
 	}
 	if len(running) > 0 {
 		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left: the mean of the finished cells' "+
 			"times the cells left, on one core): %s.\n", strings.Join(running, ", "))
 	}
-	if len(missing) > 0 {
-		fmt.Fprintf(b, "\n%s: %s.\n", lead, strings.Join(missing, ", "))
+	if len(none) > 0 {
+		fmt.Fprintf(b, "\n%s\n", missing(none))
 	}
 }
 
@@ -313,28 +327,11 @@ func writeImageSection(b *bytes.Buffer, t experiments.Table, runs []StoredRun, i
 		}
 		finished[proto] = ds
 	}
-	var running, missing []string
-	for _, d := range imageSets {
-		var on []string
-		for _, p := range inProgress {
-			if p.Dataset == d && !slices.Contains(finished[p.Protocol], d) {
-				on = append(on, p.Protocol+": "+p.describe())
-			}
-		}
-		switch {
-		case len(on) > 0:
-			running = append(running, fmt.Sprintf("%s (%s)", d, strings.Join(on, "; ")))
-		case !slices.Contains(finished[protocolAuthors], d) && !slices.Contains(finished[protocolClean], d):
-			missing = append(missing, d)
-		}
-	}
-	if len(running) > 0 {
-		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left: the mean of the finished cells' "+
-			"times the cells left, on one core): %s.\n", strings.Join(running, ", "))
-	}
-	if len(missing) > 0 {
-		fmt.Fprintf(b, "\nNot yet run: %s (for SVHN, the data and the message a run without it prints: ahsc-protocol.md).\n", strings.Join(missing, ", "))
-	}
+	writeProgress(b, imageSets, []string{protocolAuthors, protocolClean},
+		func(d, proto string) bool { return slices.Contains(finished[proto], d) }, inProgress,
+		func(ds []string) string {
+			return fmt.Sprintf("Not yet run: %s (for SVHN, the data and the message a run without it prints: ahsc-protocol.md).", strings.Join(ds, ", "))
+		})
 }
 
 // imageSettings describes the sizes of the run Table 1's cells of dataset under proto come

@@ -21,11 +21,6 @@ func FirstNonzeroF32(x *float32, n int) int
 //go:noescape
 func FirstNonzeroF64(x *float64, n int) int
 
-// NarrowF64 sets dst[i] = float32(src[i]) for i < n rounded down to a multiple of 16.
-//
-//go:noescape
-func NarrowF64(dst *float32, src *float64, n int)
-
 // CountNonzeroF32 counts the entries of x[:n] that are ≠ 0 (NaN counts, −0 does not), for n
 // rounded down to a multiple of 8.
 //

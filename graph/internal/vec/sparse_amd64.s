@@ -237,31 +237,6 @@ FNZF64_done:
 	MOVQ AX, ret+16(FP)
 	RET
 
-// func NarrowF64(dst *float32, src *float64, n int): dst[i] = float32(src[i]) for i < n (n a
-// multiple of 16), rounded to nearest as Go's conversion is.
-TEXT ·NarrowF64(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-NarrowF64_16:
-	CMPQ CX, $16
-	JLT NarrowF64_done
-	VCVTPD2PSY (SI), X0
-	VCVTPD2PSY 32(SI), X1
-	VCVTPD2PSY 64(SI), X2
-	VCVTPD2PSY 96(SI), X3
-	VMOVUPS X0, (DI)
-	VMOVUPS X1, 16(DI)
-	VMOVUPS X2, 32(DI)
-	VMOVUPS X3, 48(DI)
-	ADDQ $128, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP NarrowF64_16
-NarrowF64_done:
-	VZEROUPPER
-	RET
-
 // func CountNonzeroF32(x *float32, n int) int: how many of x[:n] are ≠ 0 (NaN counts, −0 does
 // not), n a multiple of 8.
 TEXT ·CountNonzeroF32(SB), NOSPLIT, $0-24

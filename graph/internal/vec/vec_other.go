@@ -52,8 +52,7 @@ func SpRowF32(c, b *float32, ldb int, idx *int32, val *float32, nnz, n int) {
 func SpRowF64(c, b *float64, ldb int, idx *int32, val *float64, nnz, n int) {
 	panic("vec: no kernels")
 }
-func FirstNonzeroF32(x *float32, n int) int       { panic("vec: no kernels") }
-func FirstNonzeroF64(x *float64, n int) int       { panic("vec: no kernels") }
-func NarrowF64(dst *float32, src *float64, n int) { panic("vec: no kernels") }
-func CountNonzeroF32(x *float32, n int) int       { panic("vec: no kernels") }
-func CountNonzeroF64(x *float64, n int) int       { panic("vec: no kernels") }
+func FirstNonzeroF32(x *float32, n int) int { panic("vec: no kernels") }
+func FirstNonzeroF64(x *float64, n int) int { panic("vec: no kernels") }
+func CountNonzeroF32(x *float32, n int) int { panic("vec: no kernels") }
+func CountNonzeroF64(x *float64, n int) int { panic("vec: no kernels") }
