@@ -50,6 +50,8 @@ func commands() []command {
 		{"worker", "compute cells of runs in a shared store (PostgreSQL or SQLite)", runWorker},
 		{"runs", "list the runs in a store with their status", runRuns},
 		{"report", "print a stored run's tables and draw its figures, without recomputing", runReport},
+		{"export", "write a store's runs as text (JSON lines, gzip in a directory) to keep or move them", runExport},
+		{"import", "read exported runs into a store, creating them or filling the cells it lacks", runImport},
 		{"serve", "a read-only web dashboard of a store's runs, live while workers fill it", runServe},
 		{"trial", "train and score one configuration of the ahsc objective (a Katib trial)", runTrial},
 		{"data", "list the registry's datasets and their state; data fetch NAME|all downloads them", runData},

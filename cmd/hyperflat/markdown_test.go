@@ -52,6 +52,49 @@ func TestReportMarkdown(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "dataset,protocol,method") {
 		t.Errorf("table1.csv: %d lines (want a header and 2 protocols × 2 methods):\n%s", len(lines), csv)
 	}
+
+	// The runs exported and imported into a fresh store regenerate the same tables, and an
+	// unchanged run exports to the same bytes.
+	runsDir := filepath.Join(docs, "runs")
+	if code, out, errs := runCLI("export", "--out", dir, "--dir", runsDir); code != 0 || strings.Count(out, "\n") != 2 {
+		t.Fatalf("export --dir: exit %d: %s%s", code, out, errs)
+	}
+	exports, err := filepath.Glob(filepath.Join(runsDir, "ahsc-*.jsonl.gz"))
+	if err != nil || len(exports) != 2 {
+		t.Fatalf("exports %v (%v), want one per run", exports, err)
+	}
+	first, err := os.ReadFile(exports[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI("export", "--out", dir, "--dir", runsDir); code != 0 {
+		t.Fatalf("second export: exit %d: %s", code, errs)
+	}
+	if again, err := os.ReadFile(exports[0]); err != nil || string(again) != string(first) {
+		t.Errorf("re-exporting an unchanged run changed %s (%v)", exports[0], err)
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh.db")
+	code, out, errs = runCLI(append([]string{"import", "--store", fresh}, exports...)...)
+	if code != 0 || strings.Count(out, "created run") != 2 {
+		t.Fatalf("import: exit %d: %s%s", code, out, errs)
+	}
+	docs2 := filepath.Join(dir, "docs2")
+	if code, _, errs := runCLI("report", "--store", fresh, "--markdown", docs2); code != 0 {
+		t.Fatalf("report from the imported store: exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"table1.csv", "table1.md"} {
+		a, errA := os.ReadFile(filepath.Join(docs, f))
+		b, errB := os.ReadFile(filepath.Join(docs2, f))
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		// Only the command line in the header names a different store.
+		got := strings.Replace(string(b), "report --store "+fresh, "report --out "+dir, 1)
+		want := strings.Replace(string(a), "--markdown "+docs, "--markdown "+docs2, 1)
+		if got != want {
+			t.Errorf("%s differs after export and import:\n--- original\n%s\n--- imported\n%s", f, want, got)
+		}
+	}
 }
 
 // TestReportMarkdownTableC1 runs the Table C.1 generator on a tiny stored weightdecay run

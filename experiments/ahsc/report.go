@@ -179,7 +179,10 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 		"Cells: our value (mean over repeats for Bayesmark scores, as the paper's Bayesmark cells are; median otherwise), "+
 		"**bold** when no other method is significantly better (pairwise Mann–Whitney U, two-stage Benjamini–Hochberg at 5%%, "+
 		"as the paper), the paper's value in parentheses, n the repeats with a result. The protocols are described in "+
-		"[ahsc-protocol.md](ahsc-protocol.md).\n", command)
+		"[ahsc-protocol.md](ahsc-protocol.md). The stored runs themselves, every evaluation of every cell, are kept beside this page in "+
+		"[runs/](runs/), one gzip-compressed JSON-lines file per run written by `hyperflat export --dir`; "+
+		"`hyperflat import --store STORE docs/reproduction/runs/*.jsonl.gz` rebuilds a store from them, which the command above "+
+		"regenerates this page from and `hyperflat run ... --resume` continues.\n", command)
 	for _, proto := range []string{protocolAuthors, protocolClean} {
 		writeProtocolTable(&b, t, proto, inProgress)
 	}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hyperflat/hyperflat/store"
+)
+
+// exportName is the file a run is exported to in a directory: its experiment and the start of
+// its identity, the same for the run in every store (IDs differ between stores).
+func exportName(r store.Run) string {
+	id := strings.TrimPrefix(r.Identity, r.Experiment+"-")
+	if len(id) > 16 {
+		id = id[:16]
+	}
+	return r.Experiment + "-" + id + ".jsonl.gz"
+}
+
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("export")
+	sf := addStoreFlags(fs, false)
+	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
+	runs := fs.Int64Slice("run", nil, "the runs to export (default: every run in the store)")
+	dir := fs.String("dir", "", "write each run to DIR/EXPERIMENT-IDENTITY.jsonl.gz (gzip-compressed), replacing an older export of it; without it, the one run named by --run goes to stdout uncompressed")
+	if code, ok := parse(fs, "export [--store DSN | --out DIR] [--run ID]... [--dir DIR]", args, stdout, stderr); !ok {
+		return code
+	}
+	st, code := openExisting(ctx, "export", sf.dsn(*out), "table", stderr)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "hyperflat export: %v\n", err)
+		return exitFailure
+	}
+	if *dir == "" {
+		if len(*runs) != 1 {
+			fmt.Fprintln(stderr, "hyperflat export: to stdout, name one run with --run ID (hyperflat runs lists them), or give --dir DIR")
+			return exitUsage
+		}
+		if err := st.ExportRun(ctx, (*runs)[0], stdout); err != nil {
+			return fail(err)
+		}
+		return exitOK
+	}
+	all, err := st.Runs(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	byID := make(map[int64]store.Run, len(all))
+	for _, r := range all {
+		byID[r.ID] = r
+	}
+	chosen := all
+	if len(*runs) > 0 {
+		chosen = nil
+		for _, id := range *runs {
+			r, ok := byID[id]
+			if !ok {
+				return fail(fmt.Errorf("no run %d in %s (hyperflat runs lists them)", id, st.DSN()))
+			}
+			chosen = append(chosen, r)
+		}
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return fail(err)
+	}
+	for _, r := range chosen {
+		path := filepath.Join(*dir, exportName(r))
+		if err := exportFile(ctx, st, r.ID, path); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "%s\trun %d\t%d/%d cells done\t%s\n", path, r.ID, r.Done, r.Cells, runOptions(r))
+	}
+	return exitOK
+}
+
+// exportFile writes the run to path gzip-compressed, through a temporary file renamed into
+// place, so that an interrupted export leaves the previous one whole.
+func exportFile(ctx context.Context, st *store.Store, id int64, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	// A fixed header (no name, no time) so that an unchanged run exports to the same bytes.
+	zw, err := gzip.NewWriterLevel(tmp, gzip.BestCompression)
+	if err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := st.ExportRun(ctx, id, zw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("import")
+	sf := addStoreFlags(fs, false)
+	out := fs.String("out", "", "the --out directory whose store (OUT/hyperflat.db) to import into")
+	const synopsis = "import [--store DSN | --out DIR] FILE..."
+	printUsage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: hyperflat %s\n\nFILE is an export (hyperflat export, plain or .gz). A run the store lacks is created; one it has gains the exported cells it has not finished. A resumed run (run --resume) continues it.\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "hyperflat import: %v\n\n", err)
+		printUsage(stderr)
+		return exitUsage
+	}
+	if h, _ := fs.GetBool("help"); h {
+		printUsage(stdout)
+		return exitOK
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "hyperflat import: name the exports to import\n\n")
+		printUsage(stderr)
+		return exitUsage
+	}
+	dsn := sf.dsn(*out)
+	if dsn == "" {
+		fmt.Fprintf(stderr, "hyperflat import: name a store: --store DSN, --out DIR or $%s\n", EnvStore)
+		return exitUsage
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+	for _, path := range fs.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
+			return exitFailure
+		}
+		s, err := st.ImportRun(ctx, f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat import: %s: %v\n", path, strings.TrimPrefix(err.Error(), "store: import: "))
+			return exitFailure
+		}
+		what := "merged into"
+		if s.Created {
+			what = "created"
+		}
+		fmt.Fprintf(stdout, "%s\t%s run %d\t%d cells filled, %d already done here\t%d/%d cells done\n",
+			path, what, s.Run.ID, s.Filled, s.Kept, s.Run.Done, s.Run.Cells)
+	}
+	return exitOK
+}

@@ -1,0 +1,315 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// ExportFormat names the line-oriented text form ExportRun writes and ImportRun reads; its
+// first line carries it, so that a later format can be told apart.
+const ExportFormat = "hyperflat-run/1"
+
+// exportHeader is an export's first line: the run, without its cells.
+type exportHeader struct {
+	Format     string          `json:"format"`
+	Identity   string          `json:"identity"`
+	Experiment string          `json:"experiment"`
+	Options    json.RawMessage `json:"options,omitempty"`
+	Created    float64         `json:"created"`
+	Cells      int             `json:"cells"`
+}
+
+// exportCell is one cell as a line of an export: every column of the cells table but the
+// lease, with the times in seconds since the Unix epoch.
+type exportCell struct {
+	Index        int             `json:"index"`
+	Key          string          `json:"key"`
+	Seed         string          `json:"seed"`
+	Config       json.RawMessage `json:"config,omitempty"`
+	Status       Status          `json:"status"`
+	Worker       string          `json:"worker,omitempty"`
+	Attempts     int             `json:"attempts,omitempty"`
+	FirstClaimed *float64        `json:"first_claimed,omitempty"`
+	Started      *float64        `json:"started,omitempty"`
+	Finished     *float64        `json:"finished,omitempty"`
+	Seconds      *float64        `json:"seconds,omitempty"`
+	Output       json.RawMessage `json:"output,omitempty"`
+	Metrics      json.RawMessage `json:"metrics,omitempty"`
+	History      json.RawMessage `json:"history,omitempty"`
+	CodeVersion  string          `json:"code_version,omitempty"`
+	Host         string          `json:"host,omitempty"`
+	Error        string          `json:"error,omitempty"`
+}
+
+// ExportRun writes run id to w as text, one JSON document per line: a header with the run's
+// identity, experiment and options, then every cell in index order with its state and, when
+// done or failed, its outcome exactly as stored. A cell still running is written as pending (its
+// lease means nothing elsewhere). The export is what a store holds of the run, so that a run can
+// be kept in version control, moved between stores and continued (ImportRun) or reported on.
+func (s *Store) ExportRun(ctx context.Context, id int64, w io.Writer) error {
+	run, err := s.GetRun(ctx, id)
+	if err != nil {
+		return fmt.Errorf("store: export run %d: %w", id, err)
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	h := exportHeader{Format: ExportFormat, Identity: run.Identity, Experiment: run.Experiment,
+		Options: run.Options, Created: float64(run.Created.UnixMicro()) / 1e6, Cells: run.Cells}
+	if err := enc.Encode(h); err != nil {
+		return fmt.Errorf("store: export run %d: %w", id, err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status, worker, attempts,
+	first_claimed, started, finished, seconds, output, metrics, history, code_version, host, error
+FROM cells WHERE run_id = $1 ORDER BY idx`, id)
+	if err != nil {
+		return fmt.Errorf("store: export run %d: %w", id, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var c exportCell
+		var config, output, metrics, history sql.NullString
+		var first, started, finished, secs sql.NullFloat64
+		if err := rows.Scan(&c.Index, &c.Key, &c.Seed, &config, &c.Status, &c.Worker, &c.Attempts,
+			&first, &started, &finished, &secs, &output, &metrics, &history, &c.CodeVersion, &c.Host, &c.Error); err != nil {
+			return fmt.Errorf("store: export run %d: %w", id, err)
+		}
+		c.Config, c.Output, c.Metrics, c.History = rawJSON(config), rawJSON(output), rawJSON(metrics), rawJSON(history)
+		c.FirstClaimed, c.Started, c.Finished, c.Seconds = floatPtr(first), floatPtr(started), floatPtr(finished), floatPtr(secs)
+		if c.Status == Running {
+			// Exported without its claim: a pending cell that whoever imports it computes.
+			c = exportCell{Index: c.Index, Key: c.Key, Seed: c.Seed, Config: c.Config, Status: Pending}
+		}
+		if err := enc.Encode(c); err != nil {
+			return fmt.Errorf("store: export run %d, cell %q: %w", id, c.Key, err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: export run %d: %w", id, err)
+	}
+	if n != run.Cells {
+		return fmt.Errorf("store: export run %d: read %d cells of %d", id, n, run.Cells)
+	}
+	return bw.Flush()
+}
+
+func rawJSON(s sql.NullString) json.RawMessage {
+	if !s.Valid {
+		return nil
+	}
+	return json.RawMessage(s.String)
+}
+
+func floatPtr(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	return &f.Float64
+}
+
+// ImportStats says what ImportRun did.
+type ImportStats struct {
+	Run     Run  // the run imported into, as it stands after the import
+	Created bool // whether the run was new to the store
+	// Filled counts the exported done or failed cells that were pending here and now hold the
+	// export's outcome; Kept those this store had already finished (its own outcome stays).
+	Filled, Kept int
+}
+
+// ImportRun reads an export (ExportRun's text, or the same gzip-compressed) into the store. A
+// run with the export's identity that the store lacks is created with the export's cells; one
+// it has gains the outcomes of the exported cells that are done or failed where its own are
+// still pending, so that several exports of one run (or an export and a run in progress) merge.
+// The plans must agree: a cell whose key, seed or configuration differs from the store's is an
+// error, and nothing is written.
+func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error) {
+	h, cells, err := readExport(r)
+	if err != nil {
+		return ImportStats{}, fmt.Errorf("store: import: %w", err)
+	}
+	var st ImportStats
+	unlock, err := s.lockIdentity(ctx, h.Identity)
+	if err != nil {
+		return st, fmt.Errorf("store: import: %w", err)
+	}
+	defer unlock()
+	run, found, err := s.FindRun(ctx, h.Identity)
+	if err != nil {
+		return st, fmt.Errorf("store: import: %w", err)
+	}
+	if found && run.Experiment != h.Experiment {
+		return st, fmt.Errorf("store: import: run %d has the export's identity but experiment %q, not %q", run.ID, run.Experiment, h.Experiment)
+	}
+	if !found {
+		spec := RunSpec{Identity: h.Identity, Experiment: h.Experiment, Options: h.Options, Cells: make([]CellSpec, len(cells))}
+		for i, c := range cells {
+			seed, _ := strconv.ParseUint(c.Seed, 10, 64) // checked by readExport
+			spec.Cells[i] = CellSpec{Index: c.Index, Key: c.Key, Seed: seed, Config: c.Config}
+		}
+		if run, err = s.CreateRun(ctx, spec); err != nil {
+			return st, fmt.Errorf("store: import: %w", err)
+		}
+		st.Created = true
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status FROM cells WHERE run_id = $1 ORDER BY idx`, run.ID)
+		if err != nil {
+			return err
+		}
+		type have struct {
+			key, seed string
+			config    sql.NullString
+			status    Status
+		}
+		var here []have
+		for rows.Next() {
+			var c have
+			var idx int
+			if err := rows.Scan(&idx, &c.key, &c.seed, &c.config, &c.status); err != nil {
+				rows.Close()
+				return err
+			}
+			here = append(here, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(here) != len(cells) {
+			return fmt.Errorf("run %d has %d cells, the export %d: not the same plan", run.ID, len(here), len(cells))
+		}
+		for i, c := range cells {
+			hc := here[i]
+			if hc.key != c.Key || hc.seed != c.Seed || !sameJSON(rawJSON(hc.config), c.Config) {
+				return fmt.Errorf("cell %d is %q (seed %s) in run %d and %q (seed %s) in the export, or their configurations differ: not the same plan",
+					i, hc.key, hc.seed, run.ID, c.Key, c.Seed)
+			}
+		}
+		if st.Created {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET created = $1 WHERE id = $2`, h.Created, run.ID); err != nil {
+				return err
+			}
+		}
+		for i, c := range cells {
+			if c.Status != Done && c.Status != Failed {
+				continue
+			}
+			if here[i].status == Done || here[i].status == Failed {
+				st.Kept++
+				continue
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE cells SET status = $1, worker = $2, attempts = $3, lease_until = NULL,
+	first_claimed = $4, started = $5, finished = $6, seconds = $7, output = $8, metrics = $9, history = $10,
+	code_version = $11, host = $12, error = $13 WHERE run_id = $14 AND idx = $15`,
+				string(c.Status), c.Worker, c.Attempts, nullFloat(c.FirstClaimed), nullFloat(c.Started), nullFloat(c.Finished),
+				nullFloat(c.Seconds), jsonArg(c.Output), jsonArg(c.Metrics), jsonArg(c.History), c.CodeVersion, c.Host, c.Error,
+				run.ID, c.Index)
+			if err != nil {
+				return err
+			}
+			st.Filled++
+		}
+		return nil
+	})
+	if err != nil {
+		if st.Created {
+			// The run was made for this import only: leave no half of it behind.
+			_ = s.DeleteRun(ctx, run.ID)
+		}
+		return ImportStats{}, fmt.Errorf("store: import: %w", err)
+	}
+	if st.Run, err = s.GetRun(ctx, run.ID); err != nil {
+		return st, fmt.Errorf("store: import: %w", err)
+	}
+	return st, nil
+}
+
+func nullFloat(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// sameJSON compares two JSON documents by value, so that a store that normalizes JSON (a
+// PostgreSQL jsonb column, or re-encoding) still matches the export.
+func sameJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	ax, _ := json.Marshal(x)
+	by, _ := json.Marshal(y)
+	return bytes.Equal(ax, by)
+}
+
+// readExport parses an export, gunzipping it first when it starts with gzip's magic bytes, and
+// checks that its cells are the header's count, in index order, with decimal seeds.
+func readExport(r io.Reader) (exportHeader, []exportCell, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return exportHeader{}, nil, err
+		}
+		defer zr.Close()
+		br = bufio.NewReader(zr)
+	}
+	dec := json.NewDecoder(br)
+	var h exportHeader
+	if err := dec.Decode(&h); err != nil {
+		if errors.Is(err, io.EOF) {
+			return h, nil, errors.New("empty export")
+		}
+		return h, nil, fmt.Errorf("header: %w", err)
+	}
+	if h.Format != ExportFormat {
+		return h, nil, fmt.Errorf("format %q; this build reads %q", h.Format, ExportFormat)
+	}
+	if h.Identity == "" || h.Experiment == "" {
+		return h, nil, errors.New("header without identity or experiment")
+	}
+	var cells []exportCell
+	for {
+		var c exportCell
+		err := dec.Decode(&c)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return h, nil, fmt.Errorf("cell %d: %w", len(cells), err)
+		}
+		if c.Index != len(cells) {
+			return h, nil, fmt.Errorf("cell %q has index %d at position %d", c.Key, c.Index, len(cells))
+		}
+		if _, err := strconv.ParseUint(c.Seed, 10, 64); err != nil {
+			return h, nil, fmt.Errorf("cell %q: seed %q: %w", c.Key, c.Seed, err)
+		}
+		switch c.Status {
+		case Pending, Done, Failed:
+		default:
+			return h, nil, fmt.Errorf("cell %q: status %q", c.Key, c.Status)
+		}
+		cells = append(cells, c)
+	}
+	if len(cells) != h.Cells {
+		return h, nil, fmt.Errorf("%d cells; the header says %d (a truncated export?)", len(cells), h.Cells)
+	}
+	return h, cells, nil
+}
