@@ -122,8 +122,9 @@ type ImportStats struct {
 	Run     Run  // the run imported into, as it stands after the import
 	Created bool // whether the run was new to the store
 	// Filled counts the exported done or failed cells that were pending here and now hold the
-	// export's outcome; Kept those this store had already finished (its own outcome stays).
-	Filled, Kept int
+	// export's outcome; Kept those this store had already finished (its own outcome stays), of
+	// which Differ hold an output other than the export's (computed twice, e.g. by two builds).
+	Filled, Kept, Differ int
 }
 
 // ImportRun reads an export (ExportRun's text, or the same gzip-compressed) into the store. A
@@ -162,20 +163,20 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 		st.Created = true
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status FROM cells WHERE run_id = $1 ORDER BY idx`, run.ID)
+		rows, err := tx.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status, output FROM cells WHERE run_id = $1 ORDER BY idx`, run.ID)
 		if err != nil {
 			return err
 		}
 		type have struct {
-			key, seed string
-			config    sql.NullString
-			status    Status
+			key, seed      string
+			config, output sql.NullString
+			status         Status
 		}
 		var here []have
 		for rows.Next() {
 			var c have
 			var idx int
-			if err := rows.Scan(&idx, &c.key, &c.seed, &c.config, &c.status); err != nil {
+			if err := rows.Scan(&idx, &c.key, &c.seed, &c.config, &c.status, &c.output); err != nil {
 				rows.Close()
 				return err
 			}
@@ -206,6 +207,9 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 			}
 			if here[i].status == Done || here[i].status == Failed {
 				st.Kept++
+				if here[i].status != c.Status || !sameJSON(rawJSON(here[i].output), c.Output) {
+					st.Differ++
+				}
 				continue
 			}
 			_, err := tx.ExecContext(ctx, `UPDATE cells SET status = $1, worker = $2, attempts = $3, lease_until = NULL,

@@ -52,7 +52,7 @@ func TestExportImport(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			if !st.Created || st.Filled != 2 || st.Kept != 0 {
+			if !st.Created || st.Filled != 2 || st.Kept != 0 || st.Differ != 0 {
 				t.Errorf("%s: stats %+v, want created, 2 filled", tc.name, st)
 			}
 			r := st.Run
@@ -111,8 +111,8 @@ func TestExportImport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Created || st.Run.ID != mine.ID || st.Filled != 1 || st.Kept != 1 {
-			t.Errorf("merge stats %+v, want run %d, 1 filled (cell 1), 1 kept (cell 0)", st, mine.ID)
+		if st.Created || st.Run.ID != mine.ID || st.Filled != 1 || st.Kept != 1 || st.Differ != 1 {
+			t.Errorf("merge stats %+v, want run %d, 1 filled (cell 1), 1 kept (cell 0), differing", st, mine.ID)
 		}
 		cs := cells(t, dst, mine.ID)
 		if cs[0].Error != "mine" || cs[1].Error != "diverged" || cs[2].Status != Pending || string(cs[3].Outcome.Output) != `{"mine":true}` {
