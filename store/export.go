@@ -123,7 +123,8 @@ type ImportStats struct {
 	Created bool // whether the run was new to the store
 	// Filled counts the exported done or failed cells that were pending here and now hold the
 	// export's outcome; Kept those this store had already finished (its own outcome stays), of
-	// which Differ hold an output other than the export's (computed twice, e.g. by two builds).
+	// which Differ in status or headline metrics from the export's (computed twice, e.g. by two
+	// builds; the seconds an output records are not compared).
 	Filled, Kept, Differ int
 }
 
@@ -163,20 +164,20 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 		st.Created = true
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status, output FROM cells WHERE run_id = $1 ORDER BY idx`, run.ID)
+		rows, err := tx.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status, metrics FROM cells WHERE run_id = $1 ORDER BY idx`, run.ID)
 		if err != nil {
 			return err
 		}
 		type have struct {
 			key, seed      string
-			config, output sql.NullString
+			config, metrics sql.NullString
 			status         Status
 		}
 		var here []have
 		for rows.Next() {
 			var c have
 			var idx int
-			if err := rows.Scan(&idx, &c.key, &c.seed, &c.config, &c.status, &c.output); err != nil {
+			if err := rows.Scan(&idx, &c.key, &c.seed, &c.config, &c.status, &c.metrics); err != nil {
 				rows.Close()
 				return err
 			}
@@ -207,7 +208,7 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 			}
 			if here[i].status == Done || here[i].status == Failed {
 				st.Kept++
-				if here[i].status != c.Status || !sameJSON(rawJSON(here[i].output), c.Output) {
+				if here[i].status != c.Status || !sameJSON(rawJSON(here[i].metrics), c.Metrics) {
 					st.Differ++
 				}
 				continue
