@@ -169,9 +169,9 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 			return err
 		}
 		type have struct {
-			key, seed      string
+			key, seed       string
 			config, metrics sql.NullString
-			status         Status
+			status          Status
 		}
 		var here []have
 		for rows.Next() {
