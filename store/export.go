@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // ExportFormat names the line-oriented text form ExportRun writes and ImportRun reads; its
@@ -264,31 +265,71 @@ func sameJSON(a, b json.RawMessage) bool {
 	return bytes.Equal(ax, by)
 }
 
-// readExport parses an export, gunzipping it first when it starts with gzip's magic bytes, and
-// checks that its cells are the header's count, in index order, with decimal seeds.
-func readExport(r io.Reader) (exportHeader, []exportCell, error) {
+// ExportInfo is what an export's header says of its run.
+type ExportInfo struct {
+	Identity, Experiment string
+	Created              time.Time // when the run was created in the store it was exported from
+	Cells                int
+}
+
+// ReadExportInfo reads only the header of an export (plain or gzip-compressed). Importing
+// several exports in the order of their Created times gives their runs IDs in the order the
+// original store had, so that what picks the latest run of a kind picks the same one.
+func ReadExportInfo(r io.Reader) (ExportInfo, error) {
+	br, closeFn, err := exportReader(r)
+	if err != nil {
+		return ExportInfo{}, err
+	}
+	defer closeFn()
+	h, err := readHeader(json.NewDecoder(br))
+	if err != nil {
+		return ExportInfo{}, err
+	}
+	return ExportInfo{Identity: h.Identity, Experiment: h.Experiment, Created: epochTime(h.Created), Cells: h.Cells}, nil
+}
+
+// exportReader gunzips r when it starts with gzip's magic bytes.
+func exportReader(r io.Reader) (*bufio.Reader, func(), error) {
 	br := bufio.NewReader(r)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return exportHeader{}, nil, err
+			return nil, nil, err
 		}
-		defer zr.Close()
-		br = bufio.NewReader(zr)
+		return bufio.NewReader(zr), func() { zr.Close() }, nil
 	}
-	dec := json.NewDecoder(br)
+	return br, func() {}, nil
+}
+
+func readHeader(dec *json.Decoder) (exportHeader, error) {
 	var h exportHeader
 	if err := dec.Decode(&h); err != nil {
 		if errors.Is(err, io.EOF) {
-			return h, nil, errors.New("empty export")
+			return h, errors.New("empty export")
 		}
-		return h, nil, fmt.Errorf("header: %w", err)
+		return h, fmt.Errorf("header: %w", err)
 	}
 	if h.Format != ExportFormat {
-		return h, nil, fmt.Errorf("format %q; this build reads %q", h.Format, ExportFormat)
+		return h, fmt.Errorf("format %q; this build reads %q", h.Format, ExportFormat)
 	}
 	if h.Identity == "" || h.Experiment == "" {
-		return h, nil, errors.New("header without identity or experiment")
+		return h, errors.New("header without identity or experiment")
+	}
+	return h, nil
+}
+
+// readExport parses an export, gunzipping it first when it starts with gzip's magic bytes, and
+// checks that its cells are the header's count, in index order, with decimal seeds.
+func readExport(r io.Reader) (exportHeader, []exportCell, error) {
+	br, closeFn, err := exportReader(r)
+	if err != nil {
+		return exportHeader{}, nil, err
+	}
+	defer closeFn()
+	dec := json.NewDecoder(br)
+	h, err := readHeader(dec)
+	if err != nil {
+		return h, nil, err
 	}
 	var cells []exportCell
 	for {

@@ -38,6 +38,10 @@ func TestExportImport(t *testing.T) {
 		if lines := strings.Count(plain.String(), "\n"); lines != 5 {
 			t.Fatalf("export has %d lines, want a header and 4 cells:\n%s", lines, plain.String())
 		}
+		info, err := ReadExportInfo(bytes.NewReader(plain.Bytes()))
+		if want := getRun(t, src, run.ID); err != nil || info.Identity != "exp-id" || info.Experiment != "exp" || info.Cells != 4 || !info.Created.Equal(want.Created) {
+			t.Errorf("ReadExportInfo = %+v, %v; want the run's identity, experiment, 4 cells and created %v", info, err, want.Created)
+		}
 		var gz bytes.Buffer
 		zw := gzip.NewWriter(&gz)
 		zw.Write(plain.Bytes())

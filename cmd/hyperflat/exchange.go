@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/hyperflat/hyperflat/store"
 )
@@ -146,7 +148,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	defer st.Close()
-	for _, path := range fs.Args() {
+	paths, err := exportsByCreation(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
+		return exitFailure
+	}
+	for _, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
@@ -169,4 +176,27 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	return exitOK
+}
+
+// exportsByCreation orders exports by when their runs were created, the order a shell glob
+// (by file name, so by identity) loses: imported into an empty store the runs keep their
+// relative order, so the latest run of a dataset and protocol — the one a report shows — stays
+// the latest.
+func exportsByCreation(paths []string) ([]string, error) {
+	created := make(map[string]time.Time, len(paths))
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		info, err := store.ReadExportInfo(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		created[path] = info.Created
+	}
+	sorted := slices.Clone(paths)
+	slices.SortStableFunc(sorted, func(a, b string) int { return created[a].Compare(created[b]) })
+	return sorted, nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,26 +75,32 @@ func TestReportMarkdown(t *testing.T) {
 	if again, err := os.ReadFile(exports[0]); err != nil || string(again) != string(first) {
 		t.Errorf("re-exporting an unchanged run changed %s (%v)", exports[0], err)
 	}
-	fresh := filepath.Join(t.TempDir(), "fresh.db")
-	code, out, errs = runCLI(append([]string{"import", "--store", fresh}, exports...)...)
-	if code != 0 || strings.Count(out, "created run") != 2 {
-		t.Fatalf("import: exit %d: %s%s", code, out, errs)
-	}
-	docs2 := filepath.Join(dir, "docs2")
-	if code, _, errs := runCLI("report", "--store", fresh, "--markdown", docs2); code != 0 {
-		t.Fatalf("report from the imported store: exit %d: %s", code, errs)
-	}
-	for _, f := range []string{"table1.csv", "table1.md"} {
-		a, errA := os.ReadFile(filepath.Join(docs, f))
-		b, errB := os.ReadFile(filepath.Join(docs2, f))
-		if errA != nil || errB != nil {
-			t.Fatal(errA, errB)
+	// In either order on the command line the runs are imported in the order they were
+	// created, so the report picks the same runs (the latest of each kind) with the same IDs.
+	reversed := slices.Clone(exports)
+	slices.Reverse(reversed)
+	for i, order := range [][]string{exports, reversed} {
+		fresh := filepath.Join(t.TempDir(), "fresh.db")
+		code, out, errs := runCLI(append([]string{"import", "--store", fresh}, order...)...)
+		if code != 0 || strings.Count(out, "created run") != 2 {
+			t.Fatalf("import: exit %d: %s%s", code, out, errs)
 		}
-		// Only the command line in the header names a different store.
-		got := strings.Replace(string(b), "report --store "+fresh, "report --out "+dir, 1)
-		want := strings.Replace(string(a), "--markdown "+docs, "--markdown "+docs2, 1)
-		if got != want {
-			t.Errorf("%s differs after export and import:\n--- original\n%s\n--- imported\n%s", f, want, got)
+		docs2 := filepath.Join(dir, fmt.Sprintf("docs%d", i))
+		if code, _, errs := runCLI("report", "--store", fresh, "--markdown", docs2); code != 0 {
+			t.Fatalf("report from the imported store: exit %d: %s", code, errs)
+		}
+		for _, f := range []string{"table1.csv", "table1.md"} {
+			a, errA := os.ReadFile(filepath.Join(docs, f))
+			b, errB := os.ReadFile(filepath.Join(docs2, f))
+			if errA != nil || errB != nil {
+				t.Fatal(errA, errB)
+			}
+			// Only the command line in the header names a different store.
+			got := strings.Replace(string(b), "report --store "+fresh, "report --out "+dir, 1)
+			want := strings.Replace(string(a), "--markdown "+docs, "--markdown "+docs2, 1)
+			if got != want {
+				t.Errorf("%s differs after export and import (order %d):\n--- original\n%s\n--- imported\n%s", f, i, want, got)
+			}
 		}
 	}
 }
