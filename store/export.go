@@ -214,16 +214,23 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 				}
 				continue
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE cells SET status = $1, worker = $2, attempts = $3, lease_until = NULL,
+			// Guarded by status too, so that a cell a worker finished since the read above keeps its outcome.
+			res, err := tx.ExecContext(ctx, `UPDATE cells SET status = $1, worker = $2, attempts = $3, lease_until = NULL,
 	first_claimed = $4, started = $5, finished = $6, seconds = $7, output = $8, metrics = $9, history = $10,
-	code_version = $11, host = $12, error = $13 WHERE run_id = $14 AND idx = $15`,
+	code_version = $11, host = $12, error = $13 WHERE run_id = $14 AND idx = $15 AND status NOT IN ('done', 'failed')`,
 				string(c.Status), c.Worker, c.Attempts, nullFloat(c.FirstClaimed), nullFloat(c.Started), nullFloat(c.Finished),
 				nullFloat(c.Seconds), jsonArg(c.Output), jsonArg(c.Metrics), jsonArg(c.History), c.CodeVersion, c.Host, c.Error,
 				run.ID, c.Index)
 			if err != nil {
 				return err
 			}
-			st.Filled++
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 1 {
+				st.Filled++
+			} else {
+				st.Kept++
+			}
 		}
 		return nil
 	})
