@@ -22,16 +22,20 @@ type AdamCoeffs[T Float] struct {
 	B1c  T // 1 − β1
 	B2   T // β2
 	B2c  T // 1 − β2
-	Step T // lr / (1 − β1ᵗ)
-	Bc2  T // √(1 − β2ᵗ)
+	Step T // lr / (1 − β1ᵗ); with Hat, lr·√(1 − β2ᵗ) / (1 − β1ᵗ)
+	Bc2  T // √(1 − β2ᵗ) (unused with Hat)
 	Eps  T
 	WD   T // coupled L2 weight decay, 0 for none
+	// Hat adds Eps to the uncorrected √v, both bias corrections being folded into Step
+	// (Kingma & Ba's ε̂ form, Keras's and scikit-learn's), instead of to √v / Bc2
+	// (PyTorch's).
+	Hat bool
 }
 
 // AdamUpdate applies one Adam step in place, element by element,
 //
 //	g′ = g + WD·p (g when WD is 0),  m ← m + B1c·(g′ − m),  v ← B2·v + (B2c·g′)·g′,
-//	p ← p − Step·(m / (√v / Bc2 + Eps)),
+//	p ← p − Step·(m / (√v / Bc2 + Eps))    or, with Hat,    p ← p − (Step·m) / (√v + Eps),
 //
 // and reports whether any updated p is NaN or infinite, so that the caller's divergence check
 // needs no pass of its own. p, g, m and v have one length.
@@ -67,14 +71,22 @@ func adamRange[T Float](p, g, m, v []T, c AdamCoeffs[T]) bool {
 			done = len(p) &^ 7
 			k := [7]float32{float32(c.B1c), float32(c.B2), float32(c.B2c), float32(c.Step), float32(c.Bc2), float32(c.Eps), float32(c.WD)}
 			g, m, v := any(g).([]float32), any(m).([]float32), any(v).([]float32)
-			bad = vec.AdamF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd)
+			if c.Hat {
+				bad = vec.AdamHatF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd)
+			} else {
+				bad = vec.AdamF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd)
+			}
 		}
 	case []float64:
 		if haveVec && len(p) >= 4 {
 			done = len(p) &^ 3
 			k := [7]float64{float64(c.B1c), float64(c.B2), float64(c.B2c), float64(c.Step), float64(c.Bc2), float64(c.Eps), float64(c.WD)}
 			g, m, v := any(g).([]float64), any(m).([]float64), any(v).([]float64)
-			bad = vec.AdamF64(p64(p), p64(g), p64(m), p64(v), done, &k, wd)
+			if c.Hat {
+				bad = vec.AdamHatF64(p64(p), p64(g), p64(m), p64(v), done, &k, wd)
+			} else {
+				bad = vec.AdamF64(p64(p), p64(g), p64(m), p64(v), done, &k, wd)
+			}
 		}
 	}
 	return adamScalar(p[done:], g[done:], m[done:], v[done:], c) || bad
@@ -90,7 +102,11 @@ func adamScalar[T Float](p, g, m, v []T, c AdamCoeffs[T]) bool {
 		}
 		m[j] += c.B1c * (gj - m[j])
 		v[j] = c.B2*v[j] + c.B2c*gj*gj
-		p[j] -= c.Step * (m[j] / (T(math.Sqrt(float64(v[j])))/c.Bc2 + c.Eps))
+		if c.Hat {
+			p[j] -= (c.Step * m[j]) / (T(math.Sqrt(float64(v[j]))) + c.Eps)
+		} else {
+			p[j] -= c.Step * (m[j] / (T(math.Sqrt(float64(v[j])))/c.Bc2 + c.Eps))
+		}
 		bad = bad || !isFinite(p[j])
 	}
 	return bad

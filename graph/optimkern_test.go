@@ -7,8 +7,8 @@ import (
 )
 
 // TestAdamUpdateMatchesScalar: the vector kernels and the core split reproduce adamScalar bit
-// for bit, with and without weight decay, at lengths around the vector widths and the split,
-// and report a non-finite result.
+// for bit, with and without weight decay, with ε in either place (PyTorch's or ε̂), at lengths
+// around the vector widths and the split, and report a non-finite result.
 func TestAdamUpdateMatchesScalar(t *testing.T) {
 	testAdam[float32](t)
 	testAdam[float64](t)
@@ -17,8 +17,12 @@ func TestAdamUpdateMatchesScalar(t *testing.T) {
 func testAdam[T Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{0, 1, 3, 4, 7, 8, 9, 31, 33, 100, 2*optimGrain + 5} {
-		for _, wd := range []T{0, 1e-2} {
-			c := AdamCoeffs[T]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: T(1e-3 / (1 - math.Pow(0.9, 3))), Bc2: T(math.Sqrt(1 - math.Pow(0.999, 3))), Eps: 1e-8, WD: wd}
+		for _, form := range []struct {
+			wd  T
+			hat bool
+		}{{0, false}, {1e-2, false}, {0, true}, {1e-2, true}} {
+			wd := form.wd
+			c := AdamCoeffs[T]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: T(1e-3 / (1 - math.Pow(0.9, 3))), Bc2: T(math.Sqrt(1 - math.Pow(0.999, 3))), Eps: 1e-8, WD: wd, Hat: form.hat}
 			mk := func() []T {
 				s := make([]T, n)
 				for i := range s {
@@ -38,7 +42,7 @@ func testAdam[T Float](t *testing.T) {
 			}
 			for i := range p {
 				if p[i] != p2[i] || m[i] != m2[i] || v[i] != v2[i] {
-					t.Fatalf("%T n=%d wd=%v: element %d: (%v %v %v), scalar (%v %v %v)", p[0], n, wd, i, p[i], m[i], v[i], p2[i], m2[i], v2[i])
+					t.Fatalf("%T n=%d wd=%v hat=%v: element %d: (%v %v %v), scalar (%v %v %v)", p[0], n, wd, form.hat, i, p[i], m[i], v[i], p2[i], m2[i], v2[i])
 				}
 			}
 			if n > 0 {

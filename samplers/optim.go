@@ -128,13 +128,23 @@ func sgdStep[T graph.Float](o *SGD, params []*tensor.Dense, grads []G.Value) err
 //	m ← m + (1−β1)(g − m),  v ← β2·v + (1−β2)·g²
 //	θ ← θ − (LR / (1−β1ᵗ)) · m / (√v / √(1−β2ᵗ) + ε)
 //
-// Use NewAdam for PyTorch's defaults. Keras's Adam is the same with Eps = 1e-7.
-// Decoupled (AdamW-style) decay is DecoupledDecay, applied after Step.
+// Use NewAdam for PyTorch's defaults. Keras's Adam (keras.optimizers.Adam, ε = 1e-7) and
+// scikit-learn's (the adam solver of MLPClassifier) add ε elsewhere: set EpsHat, or use
+// NewKerasAdam. Decoupled (AdamW-style) decay is DecoupledDecay, applied after Step.
 type Adam struct {
 	LR           float64
 	Beta1, Beta2 float64
 	Eps          float64
 	WeightDecay  float64 // L2 penalty added to the gradient (coupled), as in torch.optim.Adam
+	// EpsHat adds Eps to the uncorrected √v and folds both bias corrections into the step
+	// size (Kingma & Ba's efficient form, their ε̂), as Keras and scikit-learn compute Adam:
+	//
+	//	θ ← θ − α·m / (√v + ε),  α = LR·√(1−β2ᵗ) / (1−β1ᵗ)
+	//
+	// with α computed in the parameters' float type, as Keras does. It is PyTorch's update
+	// with ε·√(1−β2ᵗ) in place of ε: the two differ where √v is within a few ε, early in
+	// training (√(1−β2ᵗ) ≈ 0.03 at t = 1) and for weights whose gradients are small or rare.
+	EpsHat bool
 
 	st  state
 	bad int // NonFiniteAfterStep
@@ -143,6 +153,12 @@ type Adam struct {
 // NewAdam returns Adam with learning rate lr and PyTorch's defaults β1 = 0.9, β2 = 0.999,
 // ε = 1e-8 and no weight decay.
 func NewAdam(lr float64) *Adam { return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
+
+// NewKerasAdam returns keras.optimizers.Adam's defaults at learning rate lr: β1 = 0.9,
+// β2 = 0.999, ε̂ = 1e-7 (EpsHat) and no weight decay.
+func NewKerasAdam(lr float64) *Adam {
+	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-7, EpsHat: true}
+}
 
 // Reset forgets the moment estimates and the step count.
 func (o *Adam) Reset() { o.st = state{} }
@@ -180,6 +196,12 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value) e
 		B1c: T(1 - o.Beta1), B2: T(o.Beta2), B2c: T(1 - o.Beta2),
 		Step: T(o.LR / (1 - math.Pow(o.Beta1, t))), Bc2: T(math.Sqrt(1 - math.Pow(o.Beta2, t))),
 		Eps: T(o.Eps), WD: T(o.WeightDecay),
+	}
+	if o.EpsHat {
+		// keras.optimizers.Adam.update_step: alpha = lr·sqrt(1 − β2ᵗ) / (1 − β1ᵗ), every
+		// factor in the variable's dtype (scikit-learn's float64 is the same expression)
+		b1t, b2t := T(math.Pow(float64(T(o.Beta1)), t)), T(math.Pow(float64(T(o.Beta2)), t))
+		c.Step, c.Bc2, c.Hat = T(o.LR)*T(math.Sqrt(float64(1-b2t)))/(1-b1t), 1, true
 	}
 	o.bad = -1
 	err = each(params, grads, func(i int, p, g []T) {

@@ -1,6 +1,8 @@
 package samplers_test
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -132,7 +134,7 @@ func TestOptimizersByHand(t *testing.T) {
 }
 
 func TestAdamWeightDecayAndEps(t *testing.T) {
-	// One step of Adam with ε = 1e-7 (Keras) and coupled weight decay 0.5 on θ = 1 with
+	// One step of Adam with ε = 1e-7 and coupled weight decay 0.5 on θ = 1 with
 	// zero loss gradient: g = 0.5θ = 0.5, m̂ = 0.5, v̂ = 0.25, θ = 1 − 0.1·0.5/(0.5 + 1e-7).
 	o := samplers.NewAdam(0.1)
 	o.Eps, o.WeightDecay = 1e-7, 0.5
@@ -142,6 +144,73 @@ func TestAdamWeightDecayAndEps(t *testing.T) {
 	}
 	if got, want := f64s(t, p[0])[0], 1-0.1*0.5/(0.5+1e-7); !closeTo(got, want, 1e-15) {
 		t.Errorf("θ = %.17g; want %.17g", got, want)
+	}
+}
+
+// TestAdamEpsHat: the ε̂ form (Keras, scikit-learn) against hand-derived first steps and
+// scikit-learn's AdamOptimizer.update_params written out step by step.
+func TestAdamEpsHat(t *testing.T) {
+	// First step from m = v = 0 with gradient g: m = (1−β1)g, v = (1−β2)g², so
+	// α·m/(√v + ε) = LR·√(1−β2)·g / (√(1−β2)·|g| + ε), whereas PyTorch's
+	// m̂/(√v̂ + ε) = g/(|g| + ε). With a small gradient the two differ by far.
+	const lr, g = 0.1, 1e-6
+	s := math.Sqrt(1 - 0.999)
+	for _, c := range []struct {
+		opt  *samplers.Adam
+		want float64
+	}{
+		{samplers.NewKerasAdam(lr), 1 - lr*s*g/(s*g+1e-7)},                               // 0.97597…
+		{&samplers.Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-7}, 1 - lr*g/(g+1e-7)}, // 0.90909…
+	} {
+		p := []*tensor.Dense{dense[float64]([]float64{1}, 1)}
+		if err := c.opt.Step(p, []G.Value{dense[float64]([]float64{g}, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := f64s(t, p[0])[0]; !closeTo(got, c.want, 1e-14) {
+			t.Errorf("EpsHat=%v: θ = %.17g; want %.17g", c.opt.EpsHat, got, c.want)
+		}
+	}
+
+	// Several steps with weight decay against scikit-learn's update, in float64 (its type)
+	// and float32 (Keras's).
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, steps = 37, 6
+	b1, b2, eps, wd := 0.8, 0.99, 1e-8, 0.01
+	theta, m, v := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range theta {
+		theta[i] = rng.NormFloat64()
+	}
+	o64 := &samplers.Adam{LR: 0.05, Beta1: b1, Beta2: b2, Eps: eps, WeightDecay: wd, EpsHat: true}
+	o32 := *o64
+	p64 := []*tensor.Dense{dense[float64](theta, n)}
+	p32 := []*tensor.Dense{dense[float32](theta, n)}
+	for step := 1; step <= steps; step++ {
+		grad := make([]float64, n)
+		for i := range grad {
+			grad[i] = rng.NormFloat64() * math.Pow(10, float64(-i%8)) // down to 1e-7: where ε̂ matters
+		}
+		lrT := o64.LR * math.Sqrt(1-math.Pow(b2, float64(step))) / (1 - math.Pow(b1, float64(step)))
+		for i := range theta {
+			gi := grad[i] + wd*theta[i]
+			m[i] = b1*m[i] + (1-b1)*gi
+			v[i] = b2*v[i] + (1-b2)*gi*gi
+			theta[i] += -lrT * m[i] / (math.Sqrt(v[i]) + eps)
+		}
+		if err := o64.Step(p64, []G.Value{dense[float64](grad, n)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := o32.Step(p32, []G.Value{dense[float32](grad, n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got64, got32 := f64s(t, p64[0]), flat(t, p32)
+	for i := range theta {
+		if !closeTo(got64[i], theta[i], 1e-13) {
+			t.Errorf("float64 θ_%d = %.17g; scikit-learn's update gives %.17g", i, got64[i], theta[i])
+		}
+		if !closeTo(got32[i], theta[i], 1e-5) {
+			t.Errorf("float32 θ_%d = %.9g; scikit-learn's update gives %.9g", i, got32[i], theta[i])
+		}
 	}
 }
 

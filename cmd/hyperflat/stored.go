@@ -206,6 +206,9 @@ func runOptions(r store.Run) string {
 	var changed []string
 	for k, v := range experiments.FlagValues(opt.Config) {
 		if d, ok := defaults[k]; !ok || d != v {
+			if v == "" {
+				v = `""` // a flag's zero, which a run stored before the flag existed has
+			}
 			changed = append(changed, k+"="+v)
 		}
 	}

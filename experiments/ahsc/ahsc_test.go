@@ -2,6 +2,7 @@ package ahsc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,8 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/experimenttest"
+	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/search"
 )
 
@@ -358,5 +361,80 @@ func TestTrialIsTheRunsObjective(t *testing.T) {
 	}
 	if ms[0].Value != runs.Float(0, "val_objective") || ms[3].Value != runs.Float(0, "test_accuracy") || !(ms[5].Value > 0) {
 		t.Errorf("trial %v; the run's objective %v, test accuracy %v", ms, runs.Float(0, "val_objective"), runs.Float(0, "test_accuracy"))
+	}
+}
+
+// TestAdamFlag: --adam hat (the default) gives every builder's Adam the ε̂ of Keras and
+// scikit-learn; --adam torch gives PyTorch's placement and is stored as the runs before the
+// flag were (no "adam" key, so their identity is unchanged); a value outside the two is an
+// error naming the flag.
+func TestAdamFlag(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		value   string
+		hat     bool
+		stored  string
+		present bool
+	}{{"", true, "hat", true}, {"hat", true, "hat", true}, {"torch", false, "", false}} {
+		params := map[string]string{}
+		if c.value != "" {
+			params["adam"] = c.value
+		}
+		cfg, err := Experiment().Configure(experiments.Quick, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt, err := Experiment().Resolve(experiments.Options{Preset: experiments.Quick, Seed: 1, Config: cfg, DataDir: datasets.ResolveDir("")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf := opt.Config.(*Config)
+		if conf.Adam != c.stored {
+			t.Errorf("--adam %q: Config.Adam %q; want %q", c.value, conf.Adam, c.stored)
+		}
+		js, err := json.Marshal(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(js), `"adam"`); got != c.present {
+			t.Errorf("--adam %q: stored options %s; want an adam key: %v", c.value, js, c.present)
+		}
+		for _, dataset := range []string{"iris", "blood-transfusion"} {
+			conf.Dataset = dataset
+			p, err := loadProblem(ctx, opt, conf, dataset)
+			if err != nil {
+				if dataset != "iris" {
+					t.Logf("%s: %v", dataset, err) // the OpenML files may be absent here
+					continue
+				}
+				t.Fatal(err)
+			}
+			sp, err := p.split(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := make([]float64, len(p.space))
+			for i := range u {
+				u[i] = 0.5
+			}
+			cand, err := p.build(sp.train)(p.space.FromUnit(u), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, ok := cand.Optimizer.(*samplers.Adam)
+			if !ok {
+				t.Fatalf("%s: optimizer %T; want *samplers.Adam", dataset, cand.Optimizer)
+			}
+			if a.EpsHat != c.hat {
+				t.Errorf("--adam %q, %s: EpsHat %v; want %v", c.value, dataset, a.EpsHat, c.hat)
+			}
+		}
+	}
+	cfg, err := Experiment().Configure(experiments.Quick, map[string]string{"adam": "keras"})
+	if err == nil {
+		_, err = Experiment().Resolve(experiments.Options{Preset: experiments.Quick, Seed: 1, Config: cfg})
+	}
+	if err == nil || !strings.Contains(err.Error(), "adam") {
+		t.Errorf("--adam keras: error %v; want one naming the flag", err)
 	}
 }

@@ -171,6 +171,7 @@ func AuthorsBayesmarkBuild(classes int, dt tensor.Dtype) Builder {
 		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
 		a.Beta1, a.Beta2, a.Eps = expit(cfg.Float("logit_beta_1")), expit(cfg.Float("logit_beta_2")), cfg.Float("epsilon")
 		a.WeightDecay = cfg.Float("alpha") / float64(batch) // as BayesmarkBuild
+		a.EpsHat = true                                     // as BayesmarkBuild
 		return a
 	})
 }

@@ -39,7 +39,7 @@ const (
 // bboSearch runs the authors' Bayesmark optimizer: bboCalls independent screenings of
 // bboPerCall configurations on breast cancer, each followed by the real objective on the
 // lowest.
-func bboSearch(ctx context.Context, space search.Space, obj search.Objective, rng *rand.Rand, workers int) ([]search.Trial, []convexity.Screened, error) {
+func bboSearch(ctx context.Context, space search.Space, obj search.Objective, rng *rand.Rand, workers int, build func(Builder) Builder) ([]search.Trial, []convexity.Screened, error) {
 	breast, err := datasets.LoadEmbedded("breast")
 	if err != nil {
 		return nil, nil, err
@@ -52,7 +52,7 @@ func bboSearch(ctx context.Context, space search.Space, obj search.Objective, rn
 	var lastErr error
 	for call := 0; call < bboCalls; call++ {
 		train := bboSplit(breast, rng)
-		task := &convexity.Task{Space: space, Build: bboBuild(train), Train: train,
+		task := &convexity.Task{Space: space, Build: build(bboBuild)(train), Train: train,
 			Loss: losses.Multiclass, Metric: convexity.Accuracy, Epochs: 1, Seed: rng.Uint64()}
 		a := &convexity.AHSC{Task: task, N1: bboPerCall, N2: 1, Workers: workers,
 			Mu: convexity.MuOptions{Reduce: convexity.MinOverBatches, PerSample: true}}

@@ -30,7 +30,7 @@ func TestBBOSearch(t *testing.T) {
 		evaluated = append(evaluated, cfg.String())
 		return float64(len(evaluated)), nil // the objective never steers the optimizer
 	}
-	trials, screened, err := bboSearch(context.Background(), AuthorsBayesmarkSpace(), obj, rand.New(rand.NewPCG(7, 8)), 1)
+	trials, screened, err := bboSearch(context.Background(), AuthorsBayesmarkSpace(), obj, rand.New(rand.NewPCG(7, 8)), 1, func(b Builder) Builder { return b })
 	if err != nil {
 		t.Fatal(err)
 	}

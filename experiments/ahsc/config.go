@@ -74,10 +74,24 @@ type Config struct {
 	// scores the OpenML sets as float64 does, within the spread between seeds. omitempty keeps
 	// the identity of runs stored before the flag existed.
 	Dtype string `flag:"dtype" json:"dtype,omitempty" default:"" usage:"float32 or float64 for every model (\"\": float64 on Bayesmark's sets, float32 elsewhere)"`
+	// Adam is where ε enters every model's Adam update. hat adds it to the uncorrected √v
+	// (Kingma & Ba's ε̂), as the libraries of the authors' code do: Keras
+	// (keras.optimizers.Adam: the OpenML, image and ahsc-bbo models) and scikit-learn
+	// (MLPClassifier's adam solver: Bayesmark's). torch adds it to the bias-corrected √v̂, as
+	// PyTorch does — in effect ε·√(1−β2ᵗ) in place of ε̂ — which every run stored before the
+	// flag existed used; Finish stores torch as "" (omitempty), so those runs keep their
+	// identity and resume with it.
+	Adam string `flag:"adam" json:"adam,omitempty" default:"hat" choices:"hat,torch" usage:"where ε enters Adam: hat (Keras's and scikit-learn's ε̂, as the authors' code) or torch (PyTorch's; the runs stored before this flag)"`
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
 }
+
+// The values of Config.Adam.
+const (
+	adamHat   = "hat"
+	adamTorch = "torch"
+)
 
 // The bounds of the count flags (see validate).
 const (
@@ -111,6 +125,13 @@ func DefaultConfig(preset string) *Config {
 // Finish derives TPE's start-up trials, puts the methods in canonical form (lower case, each
 // once, in the order given) and validates everything.
 func (c *Config) Finish(string) error {
+	switch c.Adam {
+	case adamTorch:
+		c.Adam = ""
+	case "", adamHat:
+	default:
+		return experiments.FlagErrorf("adam", "%q: want %s or %s", c.Adam, adamHat, adamTorch)
+	}
 	if c.TPEStartup == 0 {
 		c.TPEStartup = min(20, (2*c.Budget+2)/3)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/losses"
+	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/search"
 	"gorgonia.org/tensor"
 )
@@ -129,6 +130,48 @@ func dataSeed(root uint64, dataset string, repeat int) uint64 {
 
 // loadProblem loads and prepares a registry dataset, or the user's file cfg.Data.
 func loadProblem(ctx context.Context, opt experiments.Options, cfg *Config, name string) (*problem, error) {
+	p, err := readProblem(ctx, opt, cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	p.build = cfg.adamForm(p.build)
+	return p, nil
+}
+
+// adamForm makes build's Adam add ε where --adam says: build's own (ε̂, the libraries'),
+// or PyTorch's place.
+func (c *Config) adamForm(build Builder) Builder {
+	if c.Adam == adamHat {
+		return build
+	}
+	return torchAdam(build)
+}
+
+// torchAdam makes every Adam that build's models train with add ε as PyTorch does (--adam
+// torch, the runs stored before the flag).
+func torchAdam(build Builder) Builder {
+	return func(train *datasets.Dataset) func(search.Config, uint64) (*convexity.Candidate, error) {
+		b := build(train)
+		return func(hp search.Config, seed uint64) (*convexity.Candidate, error) {
+			c, err := b(hp, seed)
+			if a, ok := candidateAdam(c); ok {
+				a.EpsHat = false
+			}
+			return c, err
+		}
+	}
+}
+
+func candidateAdam(c *convexity.Candidate) (*samplers.Adam, bool) {
+	if c == nil {
+		return nil, false
+	}
+	a, ok := c.Optimizer.(*samplers.Adam)
+	return a, ok
+}
+
+// readProblem is loadProblem before --adam applies.
+func readProblem(ctx context.Context, opt experiments.Options, cfg *Config, name string) (*problem, error) {
 	if cfg.Data != "" {
 		return userProblem(ctx, opt, cfg)
 	}

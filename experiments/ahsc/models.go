@@ -28,12 +28,8 @@ func mlpEstimate(classes int, dt tensor.Dtype, arch func(search.Config) ([]int, 
 	}
 }
 
-// kerasAdam is Keras's default Adam (ε = 1e-7), the optimizer of the authors' Keras models.
-func kerasAdam(lr float64) *samplers.Adam {
-	a := samplers.NewAdam(lr)
-	a.Eps = 1e-7
-	return a
-}
+// kerasAdam is Keras's default Adam (ε̂ = 1e-7), the optimizer of the authors' Keras models.
+func kerasAdam(lr float64) *samplers.Adam { return samplers.NewKerasAdam(lr) }
 
 // OpenMLSpace is Table 2's OpenML MLP space with the authors' discretization
 // (hpobench/util/config.py): depth 1..4, width 2^4..2^maxLog2Width (2^10 in the paper), batch
@@ -127,6 +123,7 @@ func BayesmarkBuild(classes int, dt tensor.Dtype) Builder {
 	return mlpBuild(classes, dt, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
 		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
 		a.Beta1, a.Beta2, a.Eps = 1-cfg.Float("one_minus_beta_1"), 1-cfg.Float("one_minus_beta_2"), cfg.Float("epsilon")
+		a.EpsHat = true // sklearn/neural_network/_stochastic_optimizers.py: ε added to √v
 		// scikit-learn adds alpha/2·‖W‖²/|B| to the mean batch loss: a coupled L2 gradient
 		// (alpha/|B|)·W (here on the biases too).
 		a.WeightDecay = cfg.Float("alpha") / float64(batch)

@@ -143,7 +143,7 @@ func searchWith(ctx context.Context, method string, task *convexity.Task, cfg *C
 		res, err := a.Run(ctx, rng, task.Space, obj)
 		return res.Trials, res.Screenings, err
 	case "ahsc-bbo":
-		return bboSearch(ctx, task.Space, obj, rng, workers)
+		return bboSearch(ctx, task.Space, obj, rng, workers, cfg.adamForm)
 	case bohbAuthors:
 		trials, err := authorsBOHBSearch(ctx, task.Space, obj, rng, task.Epochs)
 		return trials, nil, err

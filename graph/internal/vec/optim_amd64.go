@@ -18,6 +18,17 @@ func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
 //go:noescape
 func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
 
+// AdamHatF32 is AdamF32 with ε added to the uncorrected √v (Keras's and scikit-learn's
+// form): p ← p − (c[3]·m) / (√v + c[5]); c[4] is unused.
+//
+//go:noescape
+func AdamHatF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
+
+// AdamHatF64 is AdamHatF32 in float64 (n a multiple of 4).
+//
+//go:noescape
+func AdamHatF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
+
 // NonFiniteF32 reports whether any of x[0:n] is NaN or infinite.
 //
 //go:noescape
