@@ -100,3 +100,27 @@ func TestOptimKernelsScalarPath(t *testing.T) {
 	TestRMSpropUpdateMatchesScalar(t)
 	TestLangevinMoveMatchesScalar(t)
 }
+
+// BenchmarkAdamUpdate times one Adam step over a one-hot first layer's weights (1,430 × 1,024
+// float32: vehicle under the authors' protocol at the widest width), with ε in PyTorch's place
+// (two divisions per weight) and as ε̂ (one).
+func BenchmarkAdamUpdate(b *testing.B) {
+	const n = 1430 * 1024
+	p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range p {
+		p[i], g[i], m[i], v[i] = 0.1, 1e-4, 1e-5, 1e-8
+	}
+	for _, hat := range []bool{false, true} {
+		c := AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: 1e-3, Bc2: 0.5, Eps: 1e-7, Hat: hat}
+		name := "torch"
+		if hat {
+			name = "hat"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(n * 4)
+			for range b.N {
+				AdamUpdate(p, g, m, v, c)
+			}
+		})
+	}
+}

@@ -214,20 +214,22 @@ func oneHotAll(ds ...*datasets.Dataset) ([]*datasets.Dataset, error) {
 		slices.SortFunc(cats[j], func(a, b float64) int { return cmpNaNLast(a, b) })
 	}
 	width := 0
-	for _, c := range cats {
+	index := make([]map[string]int, len(cats)) // column j's category → its column in the encoding
+	for j, c := range cats {
+		index[j] = make(map[string]int, len(c))
+		for k, v := range c {
+			index[j][catKey(v)] = width + k
+		}
 		width += len(c)
 	}
 	out := make([]*datasets.Dataset, len(ds))
 	for n, d := range ds {
 		x := make([]float64, d.N*width)
 		for i := range d.N {
-			off := 0
 			for j := range cats {
-				k := slices.IndexFunc(cats[j], func(c float64) bool { return catKey(c) == catKey(d.X[i*d.D+j]) })
-				if k >= 0 {
-					x[i*width+off+k] = 1
+				if k, ok := index[j][catKey(d.X[i*d.D+j])]; ok {
+					x[i*width+k] = 1
 				}
-				off += len(cats[j])
 			}
 		}
 		e := &datasets.Dataset{Name: d.Name, X: x, N: d.N, D: width, Shape: []int{width}, Y: slices.Clone(d.Y), Classes: slices.Clone(d.Classes)}

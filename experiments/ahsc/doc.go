@@ -98,6 +98,12 @@
 //     "ahsc", dataset, "data"), the same for every repeat.
 //   - Wall time (Figure 2, Section 4.1) is measured per search; with --workers > 1 searches
 //     share the cores, so use --workers 1 for the runtime comparison.
+//   - Optimizer. Every model trains with Adam as the authors' libraries compute it: Keras's
+//     (OpenML, images, ahsc-bbo's screening net: learning rate per configuration or 10⁻³,
+//     ε̂ = 1e-7) and scikit-learn's MLPClassifier adam (Bayesmark: the searched β1, β2 and
+//     epsilon), both adding ε to the uncorrected √v (samplers.Adam.EpsHat). Config.Adam =
+//     torch adds it to the bias-corrected √v̂ as PyTorch does, as the runs stored before the
+//     flag existed did.
 //   - Float type (Config.Dtype). The models compute in each suite's own by default:
 //     float64 on Bayesmark's sets, whose objective is scikit-learn's MLPClassifier (float64,
 //     bayesmark/sklearn_funcs.py), and float32 on the OpenML sets, a user's table and the

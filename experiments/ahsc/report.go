@@ -70,6 +70,14 @@ func ParseRunProgress(id int64, options []byte, done, cells int, cellSeconds flo
 	return p, nil
 }
 
+// adamOf is a result's --adam (runs stored before the flag existed are torch).
+func adamOf(r *experiments.Result) string {
+	if r.Params["adam"] == adamHat {
+		return adamHat
+	}
+	return adamTorch
+}
+
 // protocolOf is a result's --protocol (runs stored before the flag existed are clean).
 func protocolOf(r *experiments.Result) string {
 	if p := r.Params["protocol"]; p != "" {
@@ -189,7 +197,7 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 	writeImageSection(&b, t, runs, inProgress)
 	writeReading(&b, t)
 	writeFigure2Section(&b, t, runs)
-	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | wall time | cell time | builds |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | Adam's ε | wall time | cell time | builds |\n|---|---|---|---|---|---|---|---|\n")
 	var wall time.Duration
 	var cells float64
 	for _, sr := range runs {
@@ -205,12 +213,14 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 		if len(sr.Builds) > 0 {
 			builds = "`" + strings.Join(sr.Builds, "`, `") + "`"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
-			sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
+			adamOf(sr.Result), sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
 		wall += sr.Wall
 		cells += sr.CellSeconds
 	}
-	fmt.Fprintf(&b, "\nTotal: %s of wall time, %s of cell time. Builds: the code versions that computed a run's cells "+
+	fmt.Fprintf(&b, "\nTotal: %s of wall time, %s of cell time. Adam's ε: where every model's Adam adds it (`--adam`): "+
+		"hat, to the uncorrected √v as Keras and scikit-learn do (the authors' libraries), or torch, to the bias-corrected √v̂ as "+
+		"PyTorch does (the runs stored before the flag; see ahsc-protocol.md, row 25). Builds: the code versions that computed a run's cells "+
 		"(revision, then the BLAS: the pure-Go and OpenBLAS builds sum products in different orders).\n", wall.Round(time.Second), seconds(cells))
 	b.WriteString("\n## Every cell\n\n| dataset | protocol | method | metric | mean | median | paper | best | n | generalization mean | mean seconds | run |\n" +
 		"|---|---|---|---|---|---|---|---|---|---|---|---|\n")

@@ -38,7 +38,7 @@ func storedResult(proto, dataset, metric string, params map[string]string, secon
 // the figures are written and linked from table1.md, and that an image run gets its own
 // section with its reduced settings instead of a row among the tabular datasets.
 func TestTable1Figure2(t *testing.T) {
-	iris := storedResult(protocolAuthors, "iris", "score", nil, map[string]map[int]float64{
+	iris := storedResult(protocolAuthors, "iris", "score", map[string]string{"adam": "hat"}, map[string]map[int]float64{
 		"ahsc":   {0: 10, 1: 20, 2: 30},
 		"random": {0: 40, 1: 80, 2: 100}, // 25%, 25%, 30%
 		"tpe":    {0: 100, 1: 100},       // 10%, 20%
@@ -111,7 +111,7 @@ func TestTable1Figure2(t *testing.T) {
 		"Not yet run: svhn",
 		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left).",
 		"mnist (clean: run 9, 0/30 cells).",
-		"| 1 | authors | paper | iris | 0s | 0s | `abc blas=gonum`, `abc blas=openblas` |", "| 2 | authors | paper | mnist | 0s | 0s | – |",
+		"| 1 | authors | paper | iris | hat | 0s | 0s | `abc blas=gonum`, `abc blas=openblas` |", "| 2 | authors | paper | mnist | torch | 0s | 0s | – |",
 	} {
 		if !strings.Contains(s, w) {
 			t.Errorf("table1.md lacks %q:\n%s", w, s)
