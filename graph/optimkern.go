@@ -65,28 +65,24 @@ func adamRange[T Float](p, g, m, v []T, c AdamCoeffs[T]) bool {
 	if c.WD != 0 {
 		wd = 1
 	}
+	hat := 0
+	if c.Hat {
+		hat = 1
+	}
 	switch p := any(p).(type) {
 	case []float32:
 		if haveVec && len(p) >= 8 {
 			done = len(p) &^ 7
 			k := [7]float32{float32(c.B1c), float32(c.B2), float32(c.B2c), float32(c.Step), float32(c.Bc2), float32(c.Eps), float32(c.WD)}
 			g, m, v := any(g).([]float32), any(m).([]float32), any(v).([]float32)
-			if c.Hat {
-				bad = vec.AdamHatF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd)
-			} else {
-				bad = vec.AdamF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd)
-			}
+			bad = vec.AdamF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd, hat)
 		}
 	case []float64:
 		if haveVec && len(p) >= 4 {
 			done = len(p) &^ 3
 			k := [7]float64{float64(c.B1c), float64(c.B2), float64(c.B2c), float64(c.Step), float64(c.Bc2), float64(c.Eps), float64(c.WD)}
 			g, m, v := any(g).([]float64), any(m).([]float64), any(v).([]float64)
-			if c.Hat {
-				bad = vec.AdamHatF64(p64(p), p64(g), p64(m), p64(v), done, &k, wd)
-			} else {
-				bad = vec.AdamF64(p64(p), p64(g), p64(m), p64(v), done, &k, wd)
-			}
+			bad = vec.AdamF64(p64(p), p64(g), p64(m), p64(v), done, &k, wd, hat)
 		}
 	}
 	return adamScalar(p[done:], g[done:], m[done:], v[done:], c) || bad

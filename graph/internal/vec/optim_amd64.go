@@ -8,26 +8,16 @@ package vec
 
 // AdamF32 applies m ← m + c[0]·(g′ − m), v ← c[1]·v + (c[2]·g′)·g′,
 // p ← p − c[3]·(m / (√v / c[4] + c[5])) with g′ = gr + c[6]·p when wd != 0 (else gr), and
-// reports whether any new p is NaN or infinite.
+// reports whether any new p is NaN or infinite. With hat != 0 it adds ε to the uncorrected
+// √v instead (Keras's and scikit-learn's form): p ← p − (c[3]·m) / (√v + c[5]), c[4] unused.
 //
 //go:noescape
-func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
+func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool
 
 // AdamF64 is AdamF32 in float64 (n a multiple of 4).
 //
 //go:noescape
-func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
-
-// AdamHatF32 is AdamF32 with ε added to the uncorrected √v (Keras's and scikit-learn's
-// form): p ← p − (c[3]·m) / (√v + c[5]); c[4] is unused.
-//
-//go:noescape
-func AdamHatF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
-
-// AdamHatF64 is AdamHatF32 in float64 (n a multiple of 4).
-//
-//go:noescape
-func AdamHatF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
+func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd, hat int) bool
 
 // NonFiniteF32 reports whether any of x[0:n] is NaN or infinite.
 //

@@ -1,7 +1,7 @@
 #include "textflag.h"
 
-// func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
-TEXT ·AdamF32(SB), NOSPLIT, $0-57
+// func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool
+TEXT ·AdamF32(SB), NOSPLIT, $0-65
 	MOVQ p+0(FP), DI
 	MOVQ gr+8(FP), SI
 	MOVQ m+16(FP), DX
@@ -9,6 +9,7 @@ TEXT ·AdamF32(SB), NOSPLIT, $0-57
 	MOVQ n+32(FP), CX
 	MOVQ c+40(FP), AX
 	MOVQ wd+48(FP), R9
+	MOVQ hat+56(FP), R10
 	VBROADCASTSS 0(AX), Y8  // 1−β1
 	VBROADCASTSS 4(AX), Y9  // β2
 	VBROADCASTSS 8(AX), Y10 // 1−β2
@@ -42,10 +43,18 @@ AdamF32_nowd:
 	VADDPS Y5, Y4, Y4
 	VMOVUPS Y4, (R8)
 	VSQRTPS Y4, Y5
+	TESTQ R10, R10
+	JNZ AdamF32_hat
 	VDIVPS Y12, Y5, Y5
 	VADDPS Y13, Y5, Y5
 	VDIVPS Y5, Y2, Y5
 	VMULPS Y5, Y11, Y5
+	JMP AdamF32_step
+AdamF32_hat:
+	VADDPS Y13, Y5, Y5
+	VMULPS Y2, Y11, Y3
+	VDIVPS Y5, Y3, Y5
+AdamF32_step:
 	VSUBPS Y5, Y1, Y1
 	VMOVUPS Y1, (DI)
 	VANDPS Y15, Y1, Y6
@@ -59,12 +68,12 @@ AdamF32_nowd:
 	JMP AdamF32_loop
 AdamF32_done:
 	VPTEST Y7, Y7
-	SETNE ret+56(FP)
+	SETNE ret+64(FP)
 	VZEROUPPER
 	RET
 
-// func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
-TEXT ·AdamF64(SB), NOSPLIT, $0-57
+// func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd, hat int) bool
+TEXT ·AdamF64(SB), NOSPLIT, $0-65
 	MOVQ p+0(FP), DI
 	MOVQ gr+8(FP), SI
 	MOVQ m+16(FP), DX
@@ -72,6 +81,7 @@ TEXT ·AdamF64(SB), NOSPLIT, $0-57
 	MOVQ n+32(FP), CX
 	MOVQ c+40(FP), AX
 	MOVQ wd+48(FP), R9
+	MOVQ hat+56(FP), R10
 	VBROADCASTSD 0(AX), Y8
 	VBROADCASTSD 8(AX), Y9
 	VBROADCASTSD 16(AX), Y10
@@ -105,10 +115,18 @@ AdamF64_nowd:
 	VADDPD Y5, Y4, Y4
 	VMOVUPD Y4, (R8)
 	VSQRTPD Y4, Y5
+	TESTQ R10, R10
+	JNZ AdamF64_hat
 	VDIVPD Y12, Y5, Y5
 	VADDPD Y13, Y5, Y5
 	VDIVPD Y5, Y2, Y5
 	VMULPD Y5, Y11, Y5
+	JMP AdamF64_step
+AdamF64_hat:
+	VADDPD Y13, Y5, Y5
+	VMULPD Y2, Y11, Y3
+	VDIVPD Y5, Y3, Y5
+AdamF64_step:
 	VSUBPD Y5, Y1, Y1
 	VMOVUPD Y1, (DI)
 	VANDPD Y15, Y1, Y6
@@ -122,7 +140,7 @@ AdamF64_nowd:
 	JMP AdamF64_loop
 AdamF64_done:
 	VPTEST Y7, Y7
-	SETNE ret+56(FP)
+	SETNE ret+64(FP)
 	VZEROUPPER
 	RET
 
@@ -209,129 +227,5 @@ NonFiniteF64_done:
 	VPOR Y6, Y7, Y7
 	VPTEST Y7, Y7
 	SETNE ret+16(FP)
-	VZEROUPPER
-	RET
-
-// func AdamHatF32(p, gr, m, v *float32, n int, c *[7]float32, wd int) bool
-TEXT ·AdamHatF32(SB), NOSPLIT, $0-57
-	MOVQ p+0(FP), DI
-	MOVQ gr+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ v+24(FP), R8
-	MOVQ n+32(FP), CX
-	MOVQ c+40(FP), AX
-	MOVQ wd+48(FP), R9
-	VBROADCASTSS 0(AX), Y8  // 1−β1
-	VBROADCASTSS 4(AX), Y9  // β2
-	VBROADCASTSS 8(AX), Y10 // 1−β2
-	VBROADCASTSS 12(AX), Y11 // step size
-	VBROADCASTSS 16(AX), Y12 // √(1−β2ᵗ)
-	VBROADCASTSS 20(AX), Y13 // ε
-	VBROADCASTSS 24(AX), Y14 // weight decay
-	MOVL $0x7f800000, AX
-	MOVD AX, X15
-	VPBROADCASTD X15, Y15
-	VPXOR Y7, Y7, Y7
-AdamHatF32_loop:
-	CMPQ CX, $8
-	JLT AdamHatF32_done
-	VMOVUPS (SI), Y0
-	VMOVUPS (DI), Y1
-	TESTQ R9, R9
-	JZ AdamHatF32_nowd
-	VMULPS Y1, Y14, Y2
-	VADDPS Y2, Y0, Y0
-AdamHatF32_nowd:
-	VMOVUPS (DX), Y2
-	VSUBPS Y2, Y0, Y3
-	VMULPS Y3, Y8, Y3
-	VADDPS Y3, Y2, Y2
-	VMOVUPS Y2, (DX)
-	VMOVUPS (R8), Y4
-	VMULPS Y4, Y9, Y4
-	VMULPS Y0, Y10, Y5
-	VMULPS Y0, Y5, Y5
-	VADDPS Y5, Y4, Y4
-	VMOVUPS Y4, (R8)
-	VSQRTPS Y4, Y5
-	VADDPS Y13, Y5, Y5
-	VMULPS Y2, Y11, Y3
-	VDIVPS Y5, Y3, Y5
-	VSUBPS Y5, Y1, Y1
-	VMOVUPS Y1, (DI)
-	VANDPS Y15, Y1, Y6
-	VPCMPEQD Y15, Y6, Y6
-	VPOR Y6, Y7, Y7
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, R8
-	SUBQ $8, CX
-	JMP AdamHatF32_loop
-AdamHatF32_done:
-	VPTEST Y7, Y7
-	SETNE ret+56(FP)
-	VZEROUPPER
-	RET
-
-// func AdamHatF64(p, gr, m, v *float64, n int, c *[7]float64, wd int) bool
-TEXT ·AdamHatF64(SB), NOSPLIT, $0-57
-	MOVQ p+0(FP), DI
-	MOVQ gr+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ v+24(FP), R8
-	MOVQ n+32(FP), CX
-	MOVQ c+40(FP), AX
-	MOVQ wd+48(FP), R9
-	VBROADCASTSD 0(AX), Y8
-	VBROADCASTSD 8(AX), Y9
-	VBROADCASTSD 16(AX), Y10
-	VBROADCASTSD 24(AX), Y11
-	VBROADCASTSD 32(AX), Y12
-	VBROADCASTSD 40(AX), Y13
-	VBROADCASTSD 48(AX), Y14
-	MOVQ $0x7ff0000000000000, AX
-	MOVQ AX, X15
-	VPBROADCASTQ X15, Y15
-	VPXOR Y7, Y7, Y7
-AdamHatF64_loop:
-	CMPQ CX, $4
-	JLT AdamHatF64_done
-	VMOVUPD (SI), Y0
-	VMOVUPD (DI), Y1
-	TESTQ R9, R9
-	JZ AdamHatF64_nowd
-	VMULPD Y1, Y14, Y2
-	VADDPD Y2, Y0, Y0
-AdamHatF64_nowd:
-	VMOVUPD (DX), Y2
-	VSUBPD Y2, Y0, Y3
-	VMULPD Y3, Y8, Y3
-	VADDPD Y3, Y2, Y2
-	VMOVUPD Y2, (DX)
-	VMOVUPD (R8), Y4
-	VMULPD Y4, Y9, Y4
-	VMULPD Y0, Y10, Y5
-	VMULPD Y0, Y5, Y5
-	VADDPD Y5, Y4, Y4
-	VMOVUPD Y4, (R8)
-	VSQRTPD Y4, Y5
-	VADDPD Y13, Y5, Y5
-	VMULPD Y2, Y11, Y3
-	VDIVPD Y5, Y3, Y5
-	VSUBPD Y5, Y1, Y1
-	VMOVUPD Y1, (DI)
-	VANDPD Y15, Y1, Y6
-	VPCMPEQQ Y15, Y6, Y6
-	VPOR Y6, Y7, Y7
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, R8
-	SUBQ $4, CX
-	JMP AdamHatF64_loop
-AdamHatF64_done:
-	VPTEST Y7, Y7
-	SETNE ret+56(FP)
 	VZEROUPPER
 	RET
