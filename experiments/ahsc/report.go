@@ -259,16 +259,37 @@ func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset
 				done = true
 				continue
 			}
-			for _, p := range inProgress {
+			// Only the newest run counts: Table1Cells shows the latest run of a dataset, so
+			// an older unfinished one (e.g. one computed before a protocol fix) will never be
+			// shown and is named only as superseded.
+			var newest *RunProgress
+			var older []string
+			for i := range inProgress {
+				p := &inProgress[i]
 				if p.Dataset != d || p.Protocol != proto {
 					continue
 				}
-				if len(protos) > 1 {
-					on = append(on, p.Protocol+": "+p.describe())
+				if newest == nil || p.ID > newest.ID {
+					if newest != nil {
+						older = append(older, strconv.FormatInt(newest.ID, 10))
+					}
+					newest = p
 				} else {
-					on = append(on, p.describe())
+					older = append(older, strconv.FormatInt(p.ID, 10))
 				}
 			}
+			if newest == nil {
+				continue
+			}
+			desc := newest.describe()
+			if len(older) > 0 {
+				slices.Sort(older)
+				desc += ", superseding run " + strings.Join(older, ", ")
+			}
+			if len(protos) > 1 {
+				desc = proto + ": " + desc
+			}
+			on = append(on, desc)
 		}
 		switch {
 		case len(on) > 0:

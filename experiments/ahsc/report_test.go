@@ -97,7 +97,9 @@ func TestTable1Figure2(t *testing.T) {
 	if _, err := ParseRunProgress(11, []byte(`{`), 0, 1, 0); err == nil {
 		t.Error("broken options parsed")
 	}
-	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", []RunProgress{vehicle, mnistClean}, runs...)
+	vehicleOld := vehicle
+	vehicleOld.ID, vehicleOld.Done = 5, 100 // superseded by run 8: not described
+	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", []RunProgress{vehicle, mnistClean, vehicleOld}, runs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestTable1Figure2(t *testing.T) {
 		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
-		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left).",
+		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left, superseding run 5).",
 		"mnist (clean: run 9, 0/30 cells).",
 		"| 1 | authors | paper | iris | hat | 0s | 0s | `abc blas=gonum`, `abc blas=openblas` |", "| 2 | authors | paper | mnist | torch | 0s | 0s | – |",
 	} {
