@@ -27,6 +27,8 @@ const (
 	// multiply-add per 8 (4) columns, several times the dense kernels' cost per term, and an
 	// activation after a ReLU (about half zeros) must stay dense.
 	sparseMaxFill = 16
+	// sparseHeadBlock is how much of op(A) is counted first to tell a dense operand.
+	sparseHeadBlock = 1024
 )
 
 // sparseRows is op(A) compressed by rows: row i's nonzeros are val[ptr[i]:ptr[i+1]] in the
@@ -44,13 +46,17 @@ var (
 )
 
 // gemmSparse sets c = op(a)·b + beta·c through op(a)'s nonzeros when op(a) is sparse enough,
-// and reports whether it did; it leaves c alone otherwise. Counting a's nonzeros first (a
-// vector pass that stops early) keeps the cost of declining a dense operand to a few blocks.
+// and reports whether it did; it leaves c alone otherwise.
 func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool {
 	if tb || sparseOff || n < 8 || k < 2 || m*n*k < sparseMinFlops || k > 1<<31-1 {
 		return false
 	}
-	if !fewNonzeros(a[:m*k], m*k/sparseMaxFill) {
+	limit := m * k / sparseMaxFill
+	// A first block fuller than 2/sparseMaxFill marks a dense operand (an activation): the
+	// count declines it within a few blocks. Otherwise compressing counts as it goes and
+	// gives up past the limit, which saves the separate counting pass over a one-hot batch.
+	// Either way the operand is taken exactly when it has at most limit nonzeros.
+	if head := a[:min(m*k, sparseHeadBlock)]; countNonzero(head)*sparseMaxFill > 2*len(head) && !fewNonzeros(a[:m*k], limit) {
 		return false
 	}
 	var pool *sync.Pool
@@ -61,7 +67,9 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool
 	}
 	s := pool.Get().(*sparseRows[T])
 	defer pool.Put(s)
-	s.compress(ta, m, k, a)
+	if !s.compress(ta, m, k, a, limit) {
+		return false
+	}
 	rows := func(lo, hi int) {
 		// a weight gradient's rows are mostly empty: scale the block at once, then visit
 		// only the rows with terms
@@ -129,8 +137,9 @@ func countNonzero[T Float](x []T) int {
 	return nnz
 }
 
-// compress fills s with op(a) (m×k; a is k×m when ta).
-func (s *sparseRows[T]) compress(ta bool, m, k int, a []T) {
+// compress fills s with op(a) (m×k; a is k×m when ta) and reports whether op(a) has at most
+// limit nonzeros; it stops, with s incomplete, as soon as it has seen more.
+func (s *sparseRows[T]) compress(ta bool, m, k int, a []T, limit int) bool {
 	s.ptr = append(s.ptr[:0], make([]int, m+1)...)
 	if !ta {
 		s.idx, s.val = s.idx[:0], s.val[:0]
@@ -141,8 +150,11 @@ func (s *sparseRows[T]) compress(ta bool, m, k int, a []T) {
 				s.val = append(s.val, row[j])
 			}
 			s.ptr[i+1] = len(s.idx)
+			if len(s.idx) > limit {
+				return false
+			}
 		}
-		return
+		return true
 	}
 	// op(a) = aᵀ: row i of op(a) is column i of a (k rows of length m); count each column's
 	// nonzeros, then place them walking a's rows in order, so each row's columns increase
@@ -152,6 +164,9 @@ func (s *sparseRows[T]) compress(ta bool, m, k int, a []T) {
 		for i := firstNonzero(row); i < m; i += 1 + firstNonzero(row[i+1:]) {
 			nnz++
 			s.ptr[i+1]++
+		}
+		if nnz > limit {
+			return false
 		}
 	}
 	for i := 0; i < m; i++ {
@@ -168,6 +183,7 @@ func (s *sparseRows[T]) compress(ta bool, m, k int, a []T) {
 			s.next[i]++
 		}
 	}
+	return true
 }
 
 // firstNonzero is the index of x's first nonzero entry (NaN counts, −0 does not), or len(x).

@@ -271,3 +271,56 @@ func TestCountNonzero(t *testing.T) {
 		}
 	}
 }
+
+// gemmSparse takes op(a) exactly when at most 1 in sparseMaxFill of its entries is nonzero,
+// whichever way it finds out: an operand dense at its head and empty after, one sparse at its
+// head and dense after, and the limit itself and one past it, in both orientations.
+func TestGemmSparseDecisionIsTheCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	m, n, k := 64, 16, 512 // 32,768 entries: the limit is 2,048 nonzeros
+	limit := m * k / sparseMaxFill
+	b := randomMatrix(rng, k, n, 1)
+	fill := func(a []float64, lo, hi, count int) {
+		for _, i := range rng.Perm(hi - lo)[:count] {
+			a[lo+i] = rng.NormFloat64()
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		make func(a []float64)
+	}{
+		{"dense head, empty after", func(a []float64) { fill(a, 0, 1500, 1500) }},
+		{"dense head, limit in all", func(a []float64) { fill(a, 0, 1024, 1024); fill(a, 1024, len(a), limit-1024) }},
+		{"dense head, one past the limit", func(a []float64) { fill(a, 0, 1024, 1024); fill(a, 1024, len(a), limit-1023) }},
+		{"sparse head, dense tail", func(a []float64) { fill(a, len(a)-4000, len(a), 4000) }},
+		{"the limit, spread", func(a []float64) { fill(a, 0, len(a), limit) }},
+		{"one past the limit, spread", func(a []float64) { fill(a, 0, len(a), limit+1) }},
+		{"one past the limit in the last row", func(a []float64) { fill(a, 0, len(a)-k, limit); fill(a, len(a)-k, len(a), 1) }},
+	} {
+		a := make([]float64, m*k)
+		tc.make(a)
+		want := countNonzero(a) <= limit
+		for _, ta := range []bool{false, true} {
+			c := make([]float64, m*n)
+			got := gemmSparse(ta, false, m, n, k, a, b, 0, c)
+			if got != want {
+				t.Errorf("%s, ta=%v: sparse path %v with %d nonzeros (limit %d)", tc.name, ta, got, countNonzero(a), limit)
+			}
+			if got {
+				ref := make([]float64, m*n)
+				refSparse(ta, m, n, k, a, b, 0, ref)
+				for i := range ref {
+					if c[i] != ref[i] {
+						t.Fatalf("%s, ta=%v: c[%d] = %v, want %v", tc.name, ta, i, c[i], ref[i])
+					}
+				}
+			} else {
+				for i, v := range c {
+					if v != 0 {
+						t.Fatalf("%s, ta=%v: declining changed c[%d] to %v", tc.name, ta, i, v)
+					}
+				}
+			}
+		}
+	}
+}
