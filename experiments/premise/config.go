@@ -38,6 +38,11 @@ type Config struct {
 	// (both from the same products), Lanczos the iterations of the top-eigenvalue estimate.
 	Probes  int `flag:"probes" json:"probes" quick:"8" paper:"32" usage:"Hutchinson probes for tr H and ‖H‖_F²"`
 	Lanczos int `flag:"lanczos" json:"lanczos" quick:"10" paper:"20" usage:"Lanczos iterations for λ_max"`
+	// Adam is where ε enters every model's Adam update, as the ahsc experiment's --adam: hat
+	// (Keras's and scikit-learn's ε̂, the authors' libraries) or torch (PyTorch's), which every
+	// run stored before the flag existed trained with; Finish stores torch as "" (omitempty),
+	// so those runs keep their identity and resume with it.
+	Adam string `flag:"adam" json:"adam,omitempty" default:"hat" choices:"hat,torch" usage:"where ε enters Adam: hat (Keras's and scikit-learn's ε̂, as the authors' code) or torch (PyTorch's; the runs stored before this flag)"`
 	// Figure is the dataset of Figure 1's curves ("" for none): its configurations are also
 	// trained epoch by epoch from their screening point, scored after each epoch, and the
 	// figure shows those of least and greatest μ.
@@ -69,6 +74,13 @@ func DefaultConfig(preset string) *Config {
 // Finish puts the datasets in canonical form (lower case, each once, in the order given) and
 // validates everything.
 func (c *Config) Finish(string) error {
+	switch c.Adam {
+	case "torch":
+		c.Adam = ""
+	case "", "hat":
+	default:
+		return experiments.FlagErrorf("adam", "%q: want hat or torch", c.Adam)
+	}
 	seen := map[string]bool{}
 	c.Datasets = slices.DeleteFunc(c.Datasets, func(d string) bool {
 		d = strings.ToLower(strings.TrimSpace(d))

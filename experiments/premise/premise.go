@@ -26,7 +26,7 @@ func Experiment() experiments.Experiment {
 func ahscOptions(opt experiments.Options, cfg *Config, dataset string) experiments.Options {
 	ac := ahsc.DefaultConfig(experiments.PaperScale)
 	ac.Dataset, ac.Epochs, ac.Patience, ac.MinDelta = dataset, cfg.Epochs, cfg.Patience, cfg.MinDelta
-	ac.MaxLog2Width, ac.TabRows = cfg.MaxLog2Width, cfg.TabRows
+	ac.MaxLog2Width, ac.TabRows, ac.Adam = cfg.MaxLog2Width, cfg.TabRows, cfg.Adam
 	return experiments.Options{Preset: experiments.PaperScale, Seed: opt.Seed, DataDir: opt.DataDir, Config: ac,
 		MaxMem: opt.MaxMem, TrialTimeout: opt.TrialTimeout}
 }

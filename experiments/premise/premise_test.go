@@ -2,6 +2,7 @@ package premise
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -44,6 +45,7 @@ func TestFinishRefuses(t *testing.T) {
 		{"figure", "australian"}:   "figure",
 		{"configs", "1"}:           "configs",
 		{"max-log2-width", "11"}:   "max-log2-width",
+		{"adam", "keras"}:          "adam",
 	} {
 		cfg, err := Experiment().Configure(experiments.Quick, map[string]string{flags[0]: flags[1]})
 		if err == nil {
@@ -57,6 +59,39 @@ func TestFinishRefuses(t *testing.T) {
 	cfg := DefaultConfig(experiments.PaperScale)
 	if cfg.Configs < 50 || len(cfg.Datasets) < 4 || cfg.Figure != "australian" {
 		t.Errorf("the paper preset measures %d configurations of %v, figure %q", cfg.Configs, cfg.Datasets, cfg.Figure)
+	}
+}
+
+// The models train with the Adam form --adam names, through the ahsc experiment's own flag;
+// torch is stored as the runs before the flag were (no adam key), so they resume as before.
+func TestAdamFlag(t *testing.T) {
+	for flag, want := range map[string]string{"": "hat", "hat": "hat", "torch": ""} {
+		flags := map[string]string{}
+		if flag != "" {
+			flags["adam"] = flag
+		}
+		cfg, err := Experiment().Configure(experiments.Quick, flags)
+		if err == nil {
+			err = cfg.Finish(experiments.Quick)
+		}
+		if err != nil {
+			t.Fatalf("--adam %q: %v", flag, err)
+		}
+		c := cfg.(*Config)
+		if c.Adam != want {
+			t.Errorf("--adam %q: Config.Adam %q, want %q", flag, c.Adam, want)
+		}
+		ac := ahscOptions(experiments.Options{}, c, "iris").Config.(*ahsc.Config)
+		if ac.Adam != want {
+			t.Errorf("--adam %q: the ahsc experiment's Adam %q, want %q", flag, ac.Adam, want)
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(b), `"adam"`); has != (want != "") {
+			t.Errorf("--adam %q: stored config %s", flag, b)
+		}
 	}
 }
 
