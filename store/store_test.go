@@ -538,6 +538,9 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		if vs, err := s.CodeVersions(ctx, run.ID); err != nil || len(vs) != 1 || vs[0] != o.CodeVersion {
 			t.Errorf("code versions %q (%v), want [%q]: the running cell has none", vs, err, o.CodeVersion)
 		}
+		if sp, err := s.CellSpans(ctx, run.ID); err != nil || len(sp) != 1 || !sp[0].Start.Equal(c.Started) || !sp[0].End.Equal(c.Finished) || c.Finished.Before(c.Started) {
+			t.Errorf("cell spans %v (%v), want the done cell's [%v, %v] only: the running cell has none", sp, err, c.Started, c.Finished)
+		}
 		m := c.Outcome.Metrics
 		if len(m) != 5 || m["acc"] != 0.875 || !math.IsNaN(m["nan"]) || !math.IsInf(m["inf"], 1) ||
 			!math.IsInf(m["-inf"], -1) || m["tiny"] != 5e-324 {

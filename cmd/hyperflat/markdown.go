@@ -92,6 +92,9 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		if sr.Builds, err = st.CodeVersions(ctx, info.ID); err != nil {
 			return fail(err)
 		}
+		if sr.Spans, err = st.CellSpans(ctx, info.ID); err != nil {
+			return fail(err)
+		}
 		runs = append(runs, sr)
 	}
 	md, err := ahsc.Table1Markdown(command, inProgress, runs...)

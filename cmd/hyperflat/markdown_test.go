@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hyperflat/hyperflat/experiments"
 
@@ -40,6 +42,17 @@ func TestReportMarkdown(t *testing.T) {
 		"](figure2_iris_authors.png)", "](figure2_iris_clean.png)", "| `" + experiments.CodeVersion() + "` |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("table1.md lacks %q:\n%s", want, md)
+		}
+	}
+	// each run's computing time, the union of its cells' spans read from the store
+	if rows := regexp.MustCompile(`(?m)^\| [12] \| (clean|authors) \| quick \| iris \| hat \| ([^|]+) \|`).FindAllStringSubmatch(string(md), -1); len(rows) != 2 {
+		t.Errorf("table1.md's runs table: %q, want 2 runs", rows)
+	} else {
+		for _, r := range rows {
+			// (the tiny run's cells take under a second: rounded, 0s; without spans, –)
+			if d, err := time.ParseDuration(strings.TrimSpace(r[2])); err != nil || d < 0 {
+				t.Errorf("run %s: computing %q, want a duration read from its cells' spans", r[1], r[2])
+			}
 		}
 	}
 	for _, f := range []string{"figure2_iris_authors.png", "figure2_iris_clean.png"} { // Figure 2, linked above

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/store"
 )
 
 // StoredRun is one stored ahsc run as the published Table 1 reads it: its assembled result
@@ -24,6 +25,9 @@ type StoredRun struct {
 	// sum of its cells' seconds.
 	Wall        time.Duration
 	CellSeconds float64
+	// Spans are its done cells' spans (store.CellSpans): their union is the time the run was
+	// being computed, which Wall overstates for a run resumed across sessions.
+	Spans []store.Span
 	// Builds are the code versions (experiments.CodeVersion: revision and BLAS) that computed
 	// the run's cells.
 	Builds []string
@@ -197,9 +201,10 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 	writeImageSection(&b, t, runs, inProgress)
 	writeReading(&b, t)
 	writeFigure2Section(&b, t, runs)
-	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | Adam's ε | wall time | cell time | builds |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | Adam's ε | computing | wall time | cell time | builds |\n|---|---|---|---|---|---|---|---|---|\n")
 	var wall time.Duration
 	var cells float64
+	var spans []store.Span
 	for _, sr := range runs {
 		var ds []string
 		if s := sr.Result.Table("summary"); s != nil {
@@ -213,15 +218,25 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 		if len(sr.Builds) > 0 {
 			builds = "`" + strings.Join(sr.Builds, "`, `") + "`"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
-			adamOf(sr.Result), sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
+		computing := "–"
+		if len(sr.Spans) > 0 {
+			computing = store.Covered(sr.Spans...).Round(time.Second).String()
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
+			adamOf(sr.Result), computing, sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
 		wall += sr.Wall
 		cells += sr.CellSeconds
+		spans = append(spans, sr.Spans...)
 	}
-	fmt.Fprintf(&b, "\nTotal: %s of wall time, %s of cell time. Adam's ε: where every model's Adam adds it (`--adam`): "+
+	fmt.Fprintf(&b, "\nTotal: these runs were computed in %s of wall time (computing: the time during which at least one of their cells was "+
+		"being computed, the union of every finished cell's span from its last claim to its completion, so the hours between sessions "+
+		"do not count; two runs computed side by side each count the hours they shared, so the column sums to more), %s of cell time (the sum of the cells' own "+
+		"seconds, about the core time) and %s summed over the runs from first claim to last completion (wall time; a run resumed across "+
+		"sessions counts the hours between them). Adam's ε: where every model's Adam adds it (`--adam`): "+
 		"hat, to the uncorrected √v as Keras and scikit-learn do (the authors' libraries), or torch, to the bias-corrected √v̂ as "+
 		"PyTorch does (the runs stored before the flag; see ahsc-protocol.md, row 25). Builds: the code versions that computed a run's cells "+
-		"(revision, then the BLAS: the pure-Go and OpenBLAS builds sum products in different orders).\n", wall.Round(time.Second), seconds(cells))
+		"(revision, then the BLAS: the pure-Go and OpenBLAS builds sum products in different orders).\n",
+		store.Covered(spans...).Round(time.Second), seconds(cells), wall.Round(time.Second))
 	b.WriteString("\n## Every cell\n\n| dataset | protocol | method | metric | mean | median | paper | best | n | generalization mean | mean seconds | run |\n" +
 		"|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i := range t.Rows {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/store"
 )
 
 // storedResult builds a stored ahsc result by hand: a summary row per method of dataset and
@@ -47,7 +49,15 @@ func TestTable1Figure2(t *testing.T) {
 		"image-epochs": "10", "budget": "30", "n1": "50", "n2": "10", "repeats": "3"}, map[string]map[int]float64{
 		"ahsc": {0: 5, 1: 6, 2: 7}, "random": {0: 50, 1: 60, 2: 70}}, "ahsc", "random")
 	noAHSC := storedResult(protocolClean, "wine", "score", nil, map[string]map[int]float64{"random": {0: 1}}, "random")
-	runs := []StoredRun{{ID: 1, Result: iris, Builds: []string{"abc blas=gonum", "abc blas=openblas"}}, {ID: 2, Result: mnist}, {ID: 3, Result: noAHSC}}
+	t0 := time.Date(2026, 12, 2, 19, 0, 0, 0, time.UTC)
+	span := func(from, to time.Duration) store.Span { return store.Span{Start: t0.Add(from), End: t0.Add(to)} }
+	runs := []StoredRun{
+		// run 1: two cells side by side, then a last one two days later (another session)
+		{ID: 1, Result: iris, Builds: []string{"abc blas=gonum", "abc blas=openblas"}, Wall: 48*time.Hour + 30*time.Minute,
+			Spans: []store.Span{span(0, 10*time.Minute), span(5*time.Minute, 20*time.Minute), span(48*time.Hour, 48*time.Hour+30*time.Minute)}},
+		// run 2 beside run 1's first cells: its 10 minutes add 5 to the grid's
+		{ID: 2, Result: mnist, Spans: []store.Span{span(15*time.Minute, 25*time.Minute)}},
+		{ID: 3, Result: noAHSC}}
 
 	f, ok := figure2Of(iris, 1, "iris")
 	if !ok {
@@ -113,7 +123,9 @@ func TestTable1Figure2(t *testing.T) {
 		"Not yet run: svhn",
 		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left, superseding run 5).",
 		"mnist (clean: run 9, 0/30 cells).",
-		"| 1 | authors | paper | iris | hat | 0s | 0s | `abc blas=gonum`, `abc blas=openblas` |", "| 2 | authors | paper | mnist | torch | 0s | 0s | – |",
+		"| 1 | authors | paper | iris | hat | 50m0s | 48h30m0s | 0s | `abc blas=gonum`, `abc blas=openblas` |",
+		"| 2 | authors | paper | mnist | torch | 10m0s | 0s | 0s | – |", "| 3 | clean | paper | wine | torch | – | 0s | 0s | – |",
+		"Total: these runs were computed in 55m0s of wall time", "and 48h30m0s summed over the runs from first claim to last completion",
 	} {
 		if !strings.Contains(s, w) {
 			t.Errorf("table1.md lacks %q:\n%s", w, s)
