@@ -37,24 +37,8 @@ type runView struct {
 	HasResult   bool      `json:"has_result"`
 }
 
-// status is what hyperflat runs calls a run, and "unassembled" for one whose cells are all
-// done but whose tables nobody assembled yet (hyperflat report does; this server never writes).
-func status(r store.Run) string {
-	switch {
-	case r.HasResult:
-		return "finished"
-	case r.Failed > 0 && r.Done+r.Failed == r.Cells:
-		return "failed"
-	case r.Cells > 0 && r.Done == r.Cells:
-		return "unassembled"
-	case r.Done == 0 && r.Running == 0:
-		return "pending"
-	}
-	return "running"
-}
-
 func (s *Server) view(r store.Run) runView {
-	v := runView{ID: r.ID, Experiment: r.Experiment, Status: status(r), Cells: r.Cells, Done: r.Done,
+	v := runView{ID: r.ID, Experiment: r.Experiment, Status: r.Status(), Cells: r.Cells, Done: r.Done,
 		Failed: r.Failed, Running: r.Running, Pending: r.Cells - r.Done - r.Failed - r.Running,
 		CellSeconds: r.CellSeconds, Created: r.Created, Started: r.Started, Finished: r.Finished, HasResult: r.HasResult}
 	if !r.Started.IsZero() && !r.Finished.IsZero() {

@@ -58,6 +58,25 @@ type Run struct {
 	HasResult bool
 }
 
+// Status names the run's state as hyperflat runs and the dashboard show it: finished (its
+// assembled result is stored), failed (every cell ended, some failed), unassembled (every
+// cell done, but no process has assembled the result yet: a run imported from exports, or one
+// whose last worker stopped; hyperflat report reads it as it is, run --resume assembles it),
+// pending (nothing claimed or done) or running.
+func (r Run) Status() string {
+	switch {
+	case r.HasResult:
+		return "finished"
+	case r.Failed > 0 && r.Done+r.Failed == r.Cells:
+		return "failed"
+	case r.Cells > 0 && r.Done == r.Cells:
+		return "unassembled"
+	case r.Done == 0 && r.Running == 0:
+		return "pending"
+	}
+	return "running"
+}
+
 // insertBatch is how many cells one INSERT statement carries (6 parameters each).
 const insertBatch = 500
 

@@ -30,3 +30,24 @@ func TestCovered(t *testing.T) {
 		}
 	}
 }
+
+func TestRunStatus(t *testing.T) {
+	for _, tc := range []struct {
+		run  Run
+		want string
+	}{
+		{Run{Cells: 3}, "pending"},
+		{Run{Cells: 3, Running: 1}, "running"},
+		{Run{Cells: 3, Done: 1}, "running"},
+		{Run{Cells: 3, Done: 2, Failed: 1}, "failed"},
+		{Run{Cells: 3, Done: 1, Failed: 1, Running: 1}, "running"},
+		// every cell done, no result stored: an imported run, or its last worker stopped
+		{Run{Cells: 3, Done: 3}, "unassembled"},
+		{Run{Cells: 3, Done: 3, HasResult: true}, "finished"},
+		{Run{Cells: 3, Done: 2, Failed: 1, HasResult: true}, "finished"},
+	} {
+		if got := tc.run.Status(); got != tc.want {
+			t.Errorf("%+v: Status %q, want %q", tc.run, got, tc.want)
+		}
+	}
+}

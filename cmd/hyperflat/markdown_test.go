@@ -98,6 +98,10 @@ func TestReportMarkdown(t *testing.T) {
 		if code != 0 || strings.Count(out, "created run") != 2 {
 			t.Fatalf("import: exit %d: %s%s", code, out, errs)
 		}
+		// every imported cell is done, but no process assembled the runs' results here
+		if code, list, errs := runCLI("runs", "--store", fresh, "--format", "csv"); code != 0 || strings.Count(list, ",unassembled,") != 2 {
+			t.Errorf("runs of the imported store: exit %d: %s%s, want 2 unassembled runs", code, list, errs)
+		}
 		docs2 := filepath.Join(dir, fmt.Sprintf("docs%d", i))
 		if code, _, errs := runCLI("report", "--store", fresh, "--markdown", docs2); code != 0 {
 			t.Fatalf("report from the imported store: exit %d: %s", code, errs)

@@ -141,20 +141,11 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rows := make([][]any, len(runs))
 	for i, r := range runs {
-		status := "running"
-		switch {
-		case r.HasResult:
-			status = "finished"
-		case r.Failed > 0 && r.Done+r.Failed == r.Cells:
-			status = "failed"
-		case r.Done == 0 && r.Running == 0:
-			status = "pending"
-		}
 		var wall any // unfinished: empty, null in JSON
 		if !r.Started.IsZero() && !r.Finished.IsZero() {
 			wall = seconds(r.Finished.Sub(r.Started))
 		}
-		rows[i] = []any{r.ID, r.Experiment, status, cellsDone{r.Done, r.Cells}, r.Failed, r.Running, wall,
+		rows[i] = []any{r.ID, r.Experiment, r.Status(), cellsDone{r.Done, r.Cells}, r.Failed, r.Running, wall,
 			oneDecimal(r.CellSeconds), r.Created.Local().Format("2006-01-02 15:04:05"), runOptions(r), r.Identity}
 	}
 	header := []string{"Run", "Experiment", "Status", "Cells done", "Failed", "Running", "Wall time", "Cell seconds", "Created", "Options", "Identity"}
