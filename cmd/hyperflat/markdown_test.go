@@ -68,8 +68,14 @@ func TestReportMarkdown(t *testing.T) {
 		t.Errorf("table1.csv: %d lines (want a header and 2 protocols × 2 methods):\n%s", len(lines), csv)
 	}
 
-	// The runs exported and imported into a fresh store regenerate the same tables, and an
-	// unchanged run exports to the same bytes.
+	checkExportImport(t, dir, docs)
+}
+
+// checkExportImport checks that the runs of the store in dir, exported and imported into a
+// fresh store, regenerate the tables report --markdown wrote into docs, and that an unchanged
+// run exports to the same bytes.
+func checkExportImport(t *testing.T, dir, docs string) {
+	t.Helper()
 	runsDir := filepath.Join(docs, "runs")
 	if code, out, errs := runCLI("export", "--out", dir, "--dir", runsDir); code != 0 || strings.Count(out, "\n") != 2 {
 		t.Fatalf("export --dir: exit %d: %s%s", code, out, errs)
