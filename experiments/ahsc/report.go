@@ -341,9 +341,11 @@ func layoutRows(b *bytes.Buffer, t experiments.Table, proto, heading string, kee
 		return nil
 	}
 	fmt.Fprintf(b, "\n%s\n\n| dataset | metric | %s |\n|---|---|%s\n", heading, strings.Join(methods, " | "), strings.Repeat("---|", len(methods)))
+	var lookalikes []string
 	for _, d := range datasets {
 		cells := make([]string, len(methods))
 		metric := ""
+		var rows []int
 		for i := range t.Rows {
 			if t.String(i, "protocol") != proto || t.String(i, "dataset") != d {
 				continue
@@ -351,10 +353,51 @@ func layoutRows(b *bytes.Buffer, t experiments.Table, proto, heading string, kee
 			metric = t.String(i, "metric")
 			k := slices.Index(methods, t.String(i, "method"))
 			cells[k] = markdownCell(metric, t.Float(i, "mean"), t.Float(i, "median"), t.Float(i, "paper"), isTrue(t.Value(i, "best")), t.Int(i, "n"))
+			rows = append(rows, i)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", d, metric, strings.Join(cells, " | "))
+		lookalikes = append(lookalikes, lookalikeCells(t, d, rows)...)
+	}
+	if len(lookalikes) > 0 {
+		fmt.Fprintf(b, "\nNot bold though printed like a bold cell of its row (the test compares every repeat's value, "+
+			"not the rounded ones; the means to one more place): %s.\n", strings.Join(lookalikes, "; "))
 	}
 	return datasets
+}
+
+// lookalikeCells names the cells among dataset d's rows that are not bold yet print the same
+// value as a bold cell of the row, e.g. a median ROC-AUC of 0.99999 beside 1.00000, both
+// 1.000, where the Mann–Whitney test still tells them apart over the repeats. Such a cell
+// reads as a tie that the table's bold says is not one, so the table says why.
+func lookalikeCells(t experiments.Table, d string, rows []int) []string {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, prec := cellValue(t.String(rows[0], "metric"), 0, 0)
+	shown := func(i int) string {
+		if t.Int(i, "n") == 0 {
+			return ""
+		}
+		v, _ := cellValue(t.String(i, "metric"), t.Float(i, "mean"), t.Float(i, "median"))
+		return num(v, prec)
+	}
+	var out []string
+	for _, i := range rows {
+		if isTrue(t.Value(i, "best")) || shown(i) == "" {
+			continue
+		}
+		var like []string
+		for _, j := range rows {
+			if isTrue(t.Value(j, "best")) && shown(j) == shown(i) {
+				like = append(like, fmt.Sprintf("%s %s", t.String(j, "method"), num(t.Float(j, "mean"), prec+1)))
+			}
+		}
+		if len(like) > 0 {
+			out = append(out, fmt.Sprintf("%s, %s %s (mean %s; bold: %s)", d, t.String(i, "method"), shown(i),
+				num(t.Float(i, "mean"), prec+1), strings.Join(like, ", ")))
+		}
+	}
+	return out
 }
 
 // writeImageSection is Table 1's MNIST and SVHN rows, per protocol, each with the settings of
@@ -562,13 +605,7 @@ func markdownCell(metric string, mean, median, paper float64, best bool, n int) 
 	if n == 0 {
 		return "failed"
 	}
-	prec, v := 3, median
-	switch {
-	case metric == "score":
-		prec, v = 2, mean
-	case strings.HasSuffix(metric, "%"): // the images' accuracy in %, as the paper prints it
-		prec = 2
-	}
+	v, prec := cellValue(metric, mean, median)
 	cell := num(v, prec)
 	if best {
 		cell = "**" + cell + "**"
@@ -577,6 +614,18 @@ func markdownCell(metric string, mean, median, paper float64, best bool, n int) 
 		cell += " (" + num(paper, prec) + ")"
 	}
 	return cell + fmt.Sprintf(" n=%d", n)
+}
+
+// cellValue is the value a Table 1 cell shows and its decimals: the mean for Bayesmark scores
+// (as the paper's Bayesmark cells are), the median otherwise.
+func cellValue(metric string, mean, median float64) (v float64, prec int) {
+	switch {
+	case metric == "score":
+		return mean, 2
+	case strings.HasSuffix(metric, "%"): // the images' accuracy in %, as the paper prints it
+		return median, 2
+	}
+	return median, 3
 }
 
 func num(v float64, prec int) string {

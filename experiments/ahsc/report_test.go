@@ -207,3 +207,38 @@ func TestTable1Reading(t *testing.T) {
 		t.Errorf("no cells, yet a reading: %q", empty.String())
 	}
 }
+
+// TestTable1Lookalikes checks that a cell which is not bold yet prints like a bold cell of its
+// row (car under the authors' protocol: AHSC's median 0.99999 beside 1) is named under the
+// table, while a cell that prints differently, or a bold one, is not.
+func TestTable1Lookalikes(t *testing.T) {
+	tb := experiments.Table{Name: "table1_cells", Columns: []string{"dataset", "protocol", "method", "metric", "mean", "median", "paper", "best", "n"}}
+	add := func(d, m, metric string, mean, median float64, best bool) {
+		tb.Add(d, protocolAuthors, m, metric, mean, median, 1.0, best, 20)
+	}
+	add("car", "ahsc", "roc-auc", 0.99978, 0.999995, false)
+	add("car", "random", "roc-auc", 1, 1, true)
+	add("car", "tpe", "roc-auc", 0.99999, 1, true)
+	add("blood", "ahsc", "roc-auc", 0.7, 0.713, true)
+	add("blood", "bohb", "roc-auc", 0.6, 0.638, false) // prints 0.638: no bold cell does
+	add("iris", "ahsc", "score", 81.554, 0, false)     // a score shows its mean: 81.55
+	add("iris", "tpe", "score", 81.549, 99, true)      // 81.55 too
+	var b bytes.Buffer
+	layoutRows(&b, tb, protocolAuthors, "## t", func(string) bool { return true })
+	s := b.String()
+	want := "\nNot bold though printed like a bold cell of its row (the test compares every repeat's value, not the rounded ones; " +
+		"the means to one more place): car, ahsc 1.000 (mean 0.9998; bold: random 1.0000, tpe 1.0000); " +
+		"iris, ahsc 81.55 (mean 81.554; bold: tpe 81.549).\n"
+	if !strings.Contains(s, want) {
+		t.Errorf("table lacks\n%q\n%s", want, s)
+	}
+	if strings.Contains(s, "blood, bohb") {
+		t.Errorf("a cell that prints unlike every bold one is named:\n%s", s)
+	}
+	var none bytes.Buffer
+	tb.Rows = tb.Rows[3:5]
+	layoutRows(&none, tb, protocolAuthors, "## t", func(string) bool { return true })
+	if strings.Contains(none.String(), "Not bold though") {
+		t.Errorf("no lookalike, yet the note:\n%s", none.String())
+	}
+}
