@@ -378,8 +378,7 @@ func lookalikeCells(t experiments.Table, d string, rows []int) []string {
 		if t.Int(i, "n") == 0 {
 			return ""
 		}
-		v, _ := cellValue(t.String(i, "metric"), t.Float(i, "mean"), t.Float(i, "median"))
-		return num(v, prec)
+		return num(shownValue(t, i), prec)
 	}
 	var out []string
 	for _, i := range rows {
@@ -456,10 +455,8 @@ func imageSettings(t experiments.Table, runs []StoredRun, dataset, proto string)
 // shownValue is the value a Table 1 cell shows: the mean for Bayesmark scores (as the
 // paper's are), the median otherwise.
 func shownValue(t experiments.Table, i int) float64 {
-	if t.String(i, "metric") == "score" {
-		return t.Float(i, "mean")
-	}
-	return t.Float(i, "median")
+	v, _ := cellValue(t.String(i, "metric"), t.Float(i, "mean"), t.Float(i, "median"))
+	return v
 }
 
 // readingCell is one method's value on one dataset: ours as the table shows it, the paper's.
