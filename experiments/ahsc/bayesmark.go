@@ -111,7 +111,7 @@ func bmScale(runs []run, idx []int, f func(eval) float64) reference {
 	var rnd []float64
 	for _, i := range idx {
 		random := runs[i].method == "random"
-		for _, e := range runs[i].evals {
+		for _, e := range fullEvals(runs[i].evals) {
 			v := loss(e, f)
 			if random {
 				rnd = append(rnd, v)
@@ -160,13 +160,14 @@ func bayesmarkScores(runs []run) []reference {
 		}
 		for _, i := range idx {
 			r := &runs[i]
-			if len(r.evals) == 0 {
+			evals := fullEvals(r.evals)
+			if len(evals) == 0 {
 				r.value, r.genScore = math.NaN(), math.NaN()
 				continue
 			}
 			var sv, sg float64
 			for k, c := range bmCases {
-				pv, pt := bmPerf(r.evals, c)
+				pv, pt := bmPerf(evals, c)
 				sv += normalized(pv, vis[k].opt, vis[k].clip) / float64(len(bmCases))
 				sg += normalized(pt, gen[k].opt, gen[k].clip) / float64(len(bmCases))
 			}

@@ -19,6 +19,7 @@ func TestBayesmarkScoreByHand(t *testing.T) {
 	ev := func(va, vl, ta, tl float64) eval {
 		return eval{fidelity: 1, valMetric: va, valLoss: vl, testAcc: ta, testNLL: tl}
 	}
+	rung := eval{fidelity: 0.2, valMetric: 1, valLoss: 0.01, testAcc: math.NaN(), testNLL: math.NaN()}
 	failed := eval{fidelity: 1, failed: true, valMetric: math.NaN(), valLoss: math.NaN(), testAcc: math.NaN(), testNLL: math.NaN()}
 	runs := []run{
 		{dataset: "iris", group: bayesmark, method: "random", repeat: 0, evals: []eval{ev(0.8, 0.5, 0.7, 0.6), ev(0.9, 0.4, 0.8, 0.5), failed}},
@@ -26,6 +27,9 @@ func TestBayesmarkScoreByHand(t *testing.T) {
 		// A tie in visible accuracy: the later call's test loss counts (np_util.cummin).
 		{dataset: "iris", group: bayesmark, method: "ahsc", repeat: 0, evals: []eval{ev(0.95, 0.3, 0.85, 0.45), ev(0.95, 0.35, 0.9, 0.4)}},
 		{dataset: "iris", group: bayesmark, method: "tpe", repeat: 0, evals: []eval{ev(0.6, 1.2, 0.5, 1.0)}},
+		// A lower rung better than every call: not a call of the scored objective, so it
+		// moves neither opt nor this run's perf (which is TPE's).
+		{dataset: "iris", group: bayesmark, method: "bohb", repeat: 0, evals: []eval{rung, ev(0.6, 1.2, 0.5, 1.0)}},
 	}
 	refs := bayesmarkScores(runs)
 	// Visible: acc losses of random .2 .1 ∞ .3 .1 → 3rd of 5 = .2, opt .05 (AHSC);
@@ -43,8 +47,8 @@ func TestBayesmarkScoreByHand(t *testing.T) {
 		if math.Abs(r.opt-w[0]) > 1e-9 || math.Abs(r.clip-w[1]) > 1e-9 || r.opt >= w[0] {
 			t.Errorf("%s %s: opt %v (padded below %v), clip %v, want %v", r.objective, r.testCase, r.opt, w[0], r.clip, w[1])
 		}
-		if r.random != 5 || r.failures != 1 || r.pooled != 7 {
-			t.Errorf("%s %s: %d random (%d failed), %d pooled, want 5 (1), 7", r.objective, r.testCase, r.random, r.failures, r.pooled)
+		if r.random != 5 || r.failures != 1 || r.pooled != 8 {
+			t.Errorf("%s %s: %d random (%d failed), %d pooled, want 5 (1), 8", r.objective, r.testCase, r.random, r.failures, r.pooled)
 		}
 	}
 	third := 1.0 / 3
@@ -56,6 +60,8 @@ func TestBayesmarkScoreByHand(t *testing.T) {
 		// AHSC: at opt in both; test: acc at the later tied call .1 → 0, nll at call 1 .45 → ½.
 		{100, 75},
 		// TPE: (.4−.05)/.15 and (1.2−.3)/.3 both clipped to 1; test too.
+		{0, 0},
+		// BOHB: TPE's one full-fidelity call.
 		{0, 0},
 	} {
 		if math.Abs(runs[i].value-w.visible) > 1e-9 || math.Abs(runs[i].genScore-w.gen) > 1e-9 {
@@ -82,9 +88,10 @@ func TestBayesmarkScoreByHand(t *testing.T) {
 }
 
 // TestRescoreFromEvaluations re-scores a run from its evaluations table alone, as a reader
-// of `run ahsc --format json` would, and finds the runs table's scores.
+// of `run ahsc --format json` would, and finds the runs table's scores; BOHB's lower rungs
+// are rows of the table (every call is) that the score leaves out.
 func TestRescoreFromEvaluations(t *testing.T) {
-	res := testRun(t, experiments.Options{Seed: 2}, map[string]string{"dataset": "iris", "methods": "ahsc,tpe", "bayesmark-budget": "4",
+	res := testRun(t, experiments.Options{Seed: 2}, map[string]string{"dataset": "iris", "methods": "ahsc,tpe,bohb", "bayesmark-budget": "4",
 		"n1": "4", "n2": "2", "epochs": "3", "folds": "2", "protocol": "authors"})
 	ev := res.Table("evaluations")
 	if ev == nil || !ev.Detail {
@@ -101,8 +108,15 @@ func TestRescoreFromEvaluations(t *testing.T) {
 		byRun[k].evals = append(byRun[k].evals, eval{fidelity: ev.Float(i, "fidelity"), failed: ev.Value(i, "failed") == true,
 			valMetric: ev.Float(i, "val_accuracy"), valLoss: ev.Float(i, "val_log_loss"), testAcc: ev.Float(i, "test_accuracy"), testNLL: ev.Float(i, "test_log_loss")})
 	}
-	if len(order) != 6 { // 2 repeats × (ahsc, tpe, the hidden random reference)
-		t.Fatalf("%d runs in the evaluations table, want 6", len(order))
+	if len(order) != 8 { // 2 repeats × (ahsc, tpe, bohb, the hidden random reference)
+		t.Fatalf("%d runs in the evaluations table, want 8", len(order))
+	}
+	rungs := 0
+	for _, k := range order {
+		rungs += len(byRun[k].evals) - len(fullEvals(byRun[k].evals))
+	}
+	if rungs == 0 {
+		t.Error("no lower-fidelity rows: BOHB's rungs are missing from the evaluations table")
 	}
 	runs := make([]run, len(order))
 	for i, k := range order {

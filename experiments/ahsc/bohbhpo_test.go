@@ -166,8 +166,28 @@ func TestAuthorsBOHBWiring(t *testing.T) {
 		if err != nil || r.err != "" {
 			t.Fatalf("%s: %v %s", tc.protocol, err, r.err)
 		}
-		if tc.calls >= 0 && (r.calls != tc.calls || len(r.evals) != tc.fullEvals) {
-			t.Errorf("%s: %d calls, %d at full fidelity; want %d and %d", tc.protocol, r.calls, len(r.evals), tc.calls, tc.fullEvals)
+		if len(r.evals) != r.calls {
+			t.Errorf("%s: %d calls, %d evaluations stored; every call is a row", tc.protocol, r.calls, len(r.evals))
+		}
+		if tc.calls >= 0 && (r.calls != tc.calls || len(fullEvals(r.evals)) != tc.fullEvals) {
+			t.Errorf("%s: %d calls, %d at full fidelity; want %d and %d", tc.protocol, r.calls, len(fullEvals(r.evals)), tc.calls, tc.fullEvals)
+		}
+		if tc.protocol == protocolAuthors {
+			// the reported configuration is the rungs' best (highest validation AUC, the
+			// first of ties), which a reader can recheck from the stored evaluations
+			rungs, last := r.evals[:len(r.evals)-1], r.evals[len(r.evals)-1]
+			best := -1
+			for i, e := range rungs {
+				if e.fullFidelity() || !math.IsNaN(e.testMetric) {
+					t.Errorf("rung %d: fidelity %v, test metric %v; want a lower fidelity, no test score", i, e.fidelity, e.testMetric)
+				}
+				if !e.failed && (best < 0 || e.valMetric > rungs[best].valMetric) {
+					best = i
+				}
+			}
+			if best < 0 || last.config != rungs[best].config || last.config != r.config || !last.fullFidelity() {
+				t.Errorf("reported %s (last call %s at fidelity %v), the rungs' best %d", r.config, last.config, last.fidelity, best)
+			}
 		}
 		if tc.calls < 0 && r.calls == 68 {
 			t.Errorf("%s: the authors' round under the clean protocol", tc.protocol)

@@ -62,8 +62,9 @@
 //     generalization score is the same on the test losses (perf: the test loss of the call
 //     of best visible loss; opt and clip pooled from the test losses). Calls are the
 //     full-fidelity evaluations; a failed one counts as an infinite loss. The table
-//     bayesmark_reference lists opt and clip, the table evaluations every call, so a run
-//     can be re-scored. One search serves both cases (Bayesmark runs one per case).
+//     bayesmark_reference lists opt and clip, the table evaluations every call (BOHB's
+//     lower rungs as rows of fidelity < 1, which the score leaves out), so a run can be
+//     re-scored and BOHB's choices rechecked. One search serves both cases (Bayesmark runs one per case).
 //   - Protocol (Config.Protocol): clean, described above, or authors, which reproduces the
 //     authors' code (authors.go): on Bayesmark one train_test_split(random_state=0) for every
 //     repeat, raw features, unshuffled stratified folds, scikit-learn's MLP space with tol

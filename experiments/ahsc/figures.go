@@ -18,7 +18,7 @@ import (
 
 // The figures below read the stored tables by column name only: runs (one row per repeat of
 // a method), summary (the paper's value), settings (the objective the searches saw) and
-// evaluations (every full-fidelity call).
+// evaluations (every call; the figures read its full-fidelity rows).
 
 // methodValues returns the column's finite values of the runs rows of one dataset and method.
 func methodValues(runs *experiments.Table, dataset, method, column string) []float64 {

@@ -117,9 +117,11 @@ func referenceTable(refs []reference) experiments.Table {
 	return t
 }
 
-// evaluationsTable lists every full-fidelity evaluation (calls of the objective) of every
-// run, the Bayesmark reference runs included, so that a run can be re-scored: the visible
-// (validation or cross-validated) metric and loss the search saw, and the test results.
+// evaluationsTable lists every evaluation (call of the objective) of every run, the
+// Bayesmark reference runs included, so that a run can be re-scored: the visible (validation
+// or cross-validated) metric and loss the search saw, and the test results. BOHB's lower
+// rungs are the rows of fidelity < 1 (no test results), so that its choices can be rechecked;
+// cells stored by builds before they were recorded have full-fidelity rows only.
 func evaluationsTable(problems []*problem, runs []run) experiments.Table {
 	t := experiments.Table{Name: "evaluations", Detail: true, Columns: []string{"dataset", "repeat", "method", "hidden", "call", "fidelity",
 		"failed", "metric", "val_metric", "val_accuracy", "val_log_loss", "test_metric", "test_accuracy", "test_log_loss", "test_auc", "config"}}

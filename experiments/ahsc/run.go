@@ -21,13 +21,29 @@ type failure struct {
 	Reason string `json:"reason"`
 }
 
-// eval is one full-fidelity evaluation of the objective.
+// eval is one evaluation of the objective: a full training, or one of BOHB's lower rungs
+// (fidelity < 1, no test scores).
 type eval struct {
 	config                       string
 	fidelity                     float64
 	valMetric, valLoss           float64
 	testMetric, testAcc, testNLL float64
 	failed                       bool
+}
+
+// fullFidelity reports whether e trained a configuration in full: the calls Bayesmark's
+// scores, Table 1 and the selection read (BOHB's lower rungs are the others).
+func (e eval) fullFidelity() bool { return e.fidelity >= 1 }
+
+// fullEvals keeps the full-fidelity evaluations of es, in order.
+func fullEvals(es []eval) []eval {
+	var out []eval
+	for _, e := range es {
+		if e.fullFidelity() {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // run is one method's search on one repeat of one dataset.
@@ -45,7 +61,7 @@ type run struct {
 	value                        float64 // what the summary compares (visible Bayesmark score, AUC, accuracy %)
 	genScore                     float64 // Bayesmark's generalization score (NaN elsewhere)
 
-	evals      []eval      // full-fidelity evaluations, failed ones too, in order
+	evals      []eval      // every evaluation, lower fidelities and failed ones too, in order
 	calls      int         // objective calls (all fidelities)
 	failed     int         // failed objective calls
 	screened   int         // AHSC: configurations screened
@@ -120,10 +136,8 @@ func (r *run) observe(e convexity.Evaluation) {
 		}
 		r.failures = append(r.failures, failure{stage, e.Config.String(), e.Err.Error()})
 	}
-	if full {
-		r.evals = append(r.evals, eval{config: e.Config.String(), fidelity: e.Fidelity, failed: e.Err != nil,
-			valMetric: e.ValMetric, valLoss: e.ValLoss, testMetric: e.TestMetric, testAcc: e.TestAccuracy, testNLL: e.TestLoss})
-	}
+	r.evals = append(r.evals, eval{config: e.Config.String(), fidelity: e.Fidelity, failed: e.Err != nil,
+		valMetric: e.ValMetric, valLoss: e.ValLoss, testMetric: e.TestMetric, testAcc: e.TestAccuracy, testNLL: e.TestLoss})
 }
 
 // searchWith runs one method through the task's objective; the AHSC variants also return
@@ -234,7 +248,7 @@ func (r *run) selectBest(trials []search.Trial) error {
 // lastEval is the latest successful full-fidelity evaluation of a configuration.
 func (r *run) lastEval(config string) (eval, bool) {
 	for i := len(r.evals) - 1; i >= 0; i-- {
-		if e := r.evals[i]; e.config == config && !e.failed {
+		if e := r.evals[i]; e.config == config && !e.failed && e.fullFidelity() {
 			return e, true
 		}
 	}
