@@ -263,11 +263,12 @@ func writeProtocolTable(b *bytes.Buffer, t experiments.Table, proto string, inPr
 
 // writeProgress lists which datasets of want have no finished run under protos: those being
 // computed (each run of inProgress under one of protos, named with its protocol when there are
-// several) and then, in the line missing writes, those with no run at all.
+// several), those whose run has no finished cell yet (submitted, or just started), and then,
+// in the line missing writes, those with no run at all.
 func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset, proto string) bool, inProgress []RunProgress, missing func([]string) string) {
-	var running, none []string
+	var running, queued, none []string
 	for _, d := range want {
-		var on []string
+		var on, waiting []string
 		done := false
 		for _, proto := range protos {
 			if finished(d, proto) {
@@ -304,18 +305,28 @@ func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset
 			if len(protos) > 1 {
 				desc = proto + ": " + desc
 			}
-			on = append(on, desc)
+			if newest.Done == 0 {
+				waiting = append(waiting, desc)
+			} else {
+				on = append(on, desc)
+			}
 		}
-		switch {
-		case len(on) > 0:
+		if len(on) > 0 {
 			running = append(running, fmt.Sprintf("%s (%s)", d, strings.Join(on, "; ")))
-		case !done:
+		}
+		if len(waiting) > 0 {
+			queued = append(queued, fmt.Sprintf("%s (%s)", d, strings.Join(waiting, "; ")))
+		}
+		if len(on)+len(waiting) == 0 && !done {
 			none = append(none, d)
 		}
 	}
 	if len(running) > 0 {
 		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left: the mean of the finished cells' "+
 			"times the cells left, on one core): %s.\n", strings.Join(running, ", "))
+	}
+	if len(queued) > 0 {
+		fmt.Fprintf(b, "\nSubmitted to the store, no cell finished yet: %s.\n", strings.Join(queued, ", "))
 	}
 	if len(none) > 0 {
 		fmt.Fprintf(b, "\n%s\n", missing(none))

@@ -122,7 +122,7 @@ func TestTable1Figure2(t *testing.T) {
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
 		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left, superseding run 5).",
-		"mnist (clean: run 9, 0/30 cells).",
+		"Submitted to the store, no cell finished yet: mnist (clean: run 9, 0/30 cells).",
 		"| 1 | authors | paper | iris | hat | 50m0s | 48h30m0s | 0s | `abc blas=gonum`, `abc blas=openblas` |",
 		"| 2 | authors | paper | mnist | torch | 10m0s | 0s | 0s | – |", "| 3 | clean | paper | wine | torch | – | 0s | 0s | – |",
 		"Total: these runs were computed in 55m0s of wall time", "and 48h30m0s summed over the runs from first claim to last completion",
