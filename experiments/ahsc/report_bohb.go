@@ -29,9 +29,12 @@ func authorsBOHBChecks(runs []StoredRun) map[string][]rungCheck {
 		if protocolOf(sr.Result) != protocolAuthors {
 			continue
 		}
-		if ev := sr.Result.Table("evaluations"); ev != nil && len(ev.Rows) > 0 {
-			d := ev.String(0, "dataset")
-			if old, ok := latest[d]; !ok || sr.ID > old.ID {
+		ev := sr.Result.Table("evaluations")
+		if ev == nil {
+			continue
+		}
+		for i := range ev.Rows {
+			if d := ev.String(i, "dataset"); latest[d].Result == nil || sr.ID > latest[d].ID {
 				latest[d] = sr
 			}
 		}
@@ -49,7 +52,7 @@ func authorsBOHBChecks(runs []StoredRun) map[string][]rungCheck {
 		byRepeat := map[int][]int{}
 		var repeats []int
 		for i := range ev.Rows {
-			if ev.String(i, "method") != "bohb" || isTrue(ev.Value(i, "hidden")) {
+			if ev.String(i, "dataset") != d || ev.String(i, "method") != "bohb" || isTrue(ev.Value(i, "hidden")) {
 				continue
 			}
 			r := ev.Int(i, "repeat")
@@ -110,8 +113,12 @@ func writeAuthorsBOHB(b *bytes.Buffer, runs []StoredRun) {
 			}
 			rung, refit = append(rung, c.rungAUC), append(refit, c.refit)
 		}
-		s := fmt.Sprintf("%s, %d repeats: found by a fit of at most 3 epochs in %d; that fit's selection ROC-AUC median %.3f, "+
-			"the full training's test ROC-AUC median %.3f, lower in %d", d, len(cs), short, stats.Median(rung), stats.Median(refit), below)
+		repeats := "repeats"
+		if len(cs) == 1 {
+			repeats = "repeat"
+		}
+		s := fmt.Sprintf("%s, %d %s: found by a fit of at most 3 epochs in %d; that fit's selection ROC-AUC median %.3f, "+
+			"the full training's test ROC-AUC median %.3f, lower in %d", d, len(cs), repeats, short, stats.Median(rung), stats.Median(refit), below)
 		if mismatch > 0 {
 			s += fmt.Sprintf(" (in %d the full training is not of the best rung's configuration: a stored run this check cannot read)", mismatch)
 		}

@@ -45,6 +45,9 @@ func TestAuthorsBOHBNote(t *testing.T) {
 		[]any{0, "random", false, 0, 1.0, false, 0.99, 0.99, "h"},
 	)
 	older := evals("vehicle", []any{0, "bohb", false, 0, 0.005, false, 0.99, nan, "x"}, []any{0, "bohb", false, 1, 1.0, false, 0.1, 0.1, "x"})
+	// a run of two datasets: its second one, kc1, is read too (and only its own rows)
+	older.Tables[0].Add("kc1", 0, "bohb", false, 0, 0.005, false, 0.60, nan, "k")
+	older.Tables[0].Add("kc1", 0, "bohb", false, 1, 1.0, false, 0.70, 0.70, "k")
 	clean := evals("car", []any{0, "bohb", false, 0, 0.005, false, 0.99, nan, "x"}, []any{0, "bohb", false, 1, 1.0, false, 0.1, 0.1, "x"})
 	clean.Params["protocol"] = protocolClean
 	iris := evals("iris", []any{0, "bohb", false, 0, 0.005, false, 0.99, nan, "x"}, []any{0, "bohb", false, 1, 1.0, false, 0.1, 0.1, "x"})
@@ -52,10 +55,13 @@ func TestAuthorsBOHBNote(t *testing.T) {
 	writeAuthorsBOHB(&b, []StoredRun{{ID: 1, Result: older}, {ID: 2, Result: vehicle}, {ID: 3, Result: clean}, {ID: 4, Result: iris}})
 	// repeats 0, 1, 3: epochs 1, 30, 3 → 2 at most 3; rungs 0.80, 0.75, 0.90 → 0.80;
 	// trainings 0.70, 0.90, 0.60 → 0.70; lower in 2.
-	want := "vehicle, 3 repeats: found by a fit of at most 3 epochs in 2; that fit's selection ROC-AUC median 0.800, " +
-		"the full training's test ROC-AUC median 0.700, lower in 2."
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("note\n%s\nlacks %q", b.String(), want)
+	for _, want := range []string{"kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600, " +
+		"the full training's test ROC-AUC median 0.700, lower in 0; ",
+		"vehicle, 3 repeats: found by a fit of at most 3 epochs in 2; that fit's selection ROC-AUC median 0.800, " +
+			"the full training's test ROC-AUC median 0.700, lower in 2."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("note\n%s\nlacks %q", b.String(), want)
+		}
 	}
 	for _, not := range []string{"car", "iris", "not of the best rung"} {
 		if strings.Contains(b.String(), not) {
