@@ -102,25 +102,28 @@ func writeAuthorsBOHB(b *bytes.Buffer, runs []StoredRun) {
 		var short, below, mismatch int
 		var rung, refit []float64
 		for _, c := range cs {
+			if !c.sameAsReported {
+				mismatch++ // the full training is of another configuration: nothing to compare
+				continue
+			}
 			if c.epochs <= 3 {
 				short++
 			}
 			if c.refit < c.rungAUC {
 				below++
 			}
-			if !c.sameAsReported {
-				mismatch++
-			}
 			rung, refit = append(rung, c.rungAUC), append(refit, c.refit)
 		}
+		n := len(cs) - mismatch
 		repeats := "repeats"
-		if len(cs) == 1 {
+		if n == 1 {
 			repeats = "repeat"
 		}
 		s := fmt.Sprintf("%s, %d %s: found by a fit of at most 3 epochs in %d; that fit's selection ROC-AUC median %.3f, "+
-			"the full training's test ROC-AUC median %.3f, lower in %d", d, len(cs), repeats, short, stats.Median(rung), stats.Median(refit), below)
+			"the full training's test ROC-AUC median %.3f, lower in %d", d, n, repeats, short, stats.Median(rung), stats.Median(refit), below)
 		if mismatch > 0 {
-			s += fmt.Sprintf(" (in %d the full training is not of the best rung's configuration: a stored run this check cannot read)", mismatch)
+			s += fmt.Sprintf(" (%d more left out: their full training is not of the best rung's configuration, "+
+				"which the authors' BOHB would not do)", mismatch)
 		}
 		parts = append(parts, s)
 	}

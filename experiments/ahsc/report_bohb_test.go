@@ -41,6 +41,10 @@ func TestAuthorsBOHBNote(t *testing.T) {
 		// repeat 3: 3 epochs (0.90), training 0.60 (below)
 		[]any{3, "bohb", false, 0, 0.015, false, 0.90, nan, "g"},
 		[]any{3, "bohb", false, 1, 1.0, false, 0.60, 0.60, "g"},
+		// repeat 4: the full training is of another configuration than the best rung's (h,
+		// not k): left out of the counts and named
+		[]any{4, "bohb", false, 0, 0.005, false, 0.99, nan, "k"},
+		[]any{4, "bohb", false, 1, 1.0, false, 0.10, 0.10, "h"},
 		// another method's rows
 		[]any{0, "random", false, 0, 1.0, false, 0.99, 0.99, "h"},
 	)
@@ -58,12 +62,13 @@ func TestAuthorsBOHBNote(t *testing.T) {
 	for _, want := range []string{"kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600, " +
 		"the full training's test ROC-AUC median 0.700, lower in 0; ",
 		"vehicle, 3 repeats: found by a fit of at most 3 epochs in 2; that fit's selection ROC-AUC median 0.800, " +
-			"the full training's test ROC-AUC median 0.700, lower in 2."} {
+			"the full training's test ROC-AUC median 0.700, lower in 2 (1 more left out"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("note\n%s\nlacks %q", b.String(), want)
 		}
 	}
-	for _, not := range []string{"car", "iris", "not of the best rung"} {
+	for _, not := range []string{"car", "iris", "kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600, " +
+		"the full training's test ROC-AUC median 0.700, lower in 0 ("} {
 		if strings.Contains(b.String(), not) {
 			t.Errorf("note names %q:\n%s", not, b.String())
 		}

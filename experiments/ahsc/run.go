@@ -127,17 +127,17 @@ func newTask(p *problem, sp *split, cfg *Config, weights uint64, lim limits) *co
 // observe is the task's Observe hook: it records every evaluation into r.
 func (r *run) observe(e convexity.Evaluation) {
 	r.calls++
-	full := e.Fidelity >= 1
+	ev := eval{config: e.Config.String(), fidelity: e.Fidelity, failed: e.Err != nil,
+		valMetric: e.ValMetric, valLoss: e.ValLoss, testMetric: e.TestMetric, testAcc: e.TestAccuracy, testNLL: e.TestLoss}
 	if e.Err != nil {
 		r.failed++
 		stage := "trial"
-		if !full {
+		if !ev.fullFidelity() {
 			stage = fmt.Sprintf("fidelity %.2g", e.Fidelity)
 		}
-		r.failures = append(r.failures, failure{stage, e.Config.String(), e.Err.Error()})
+		r.failures = append(r.failures, failure{stage, ev.config, e.Err.Error()})
 	}
-	r.evals = append(r.evals, eval{config: e.Config.String(), fidelity: e.Fidelity, failed: e.Err != nil,
-		valMetric: e.ValMetric, valLoss: e.ValLoss, testMetric: e.TestMetric, testAcc: e.TestAccuracy, testNLL: e.TestLoss})
+	r.evals = append(r.evals, ev)
 }
 
 // searchWith runs one method through the task's objective; the AHSC variants also return
