@@ -275,7 +275,7 @@ func TestLiveUpdates(t *testing.T) {
 
 	one := events(ctx, t, fmt.Sprintf("%s/events?run=%d", ts.URL, run.ID))
 	for i := range 2 {
-		l, err := w.Claim(ctx, store.ClaimOptions{Run: run.ID, Worker: "box/7"})
+		l, err := w.Claim(ctx, store.ClaimOptions{Runs: []int64{run.ID}, Worker: "box/7"})
 		if err != nil || l == nil {
 			t.Fatalf("claim: %v, %v", l, err)
 		}

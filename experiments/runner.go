@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -164,7 +165,7 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 		return st, nil
 	}
 	pc := &planCache{plans: map[int64]*planned{run.ID: {e: e, opt: opt, plan: p}}}
-	claim := store.ClaimOptions{Run: run.ID, Shard: mode.Shard, Shards: mode.Shards, Worker: r.Name, Lease: r.Lease}
+	claim := store.ClaimOptions{Runs: []int64{run.ID}, Shard: mode.Shard, Shards: mode.Shards, Worker: r.Name, Lease: r.Lease}
 	inScope := func(c store.Cell) bool { return mode.Shards == 0 || c.Index%mode.Shards == mode.Shard }
 	if r.Monitor != nil {
 		cells, err := r.Store.Cells(ctx, run.ID)
@@ -508,21 +509,24 @@ func DecodeOptions(e Experiment, stored []byte) (Options, error) {
 	return Options{Preset: so.Preset, Seed: so.Seed, Config: cfg, MaxMem: so.MaxMem, TrialTimeout: so.TrialTimeout}, nil
 }
 
-// Work serves stored runs as a worker: it claims cells of run (0: of any run) until no run
-// in scope has cells left to compute or take over, assembling every run it completes. It
-// returns how many cells it computed.
-func (r *Runner) Work(ctx context.Context, run int64) (int, error) {
+// Work serves stored runs as a worker: it claims cells of runs (none: of any run, lowest ID
+// first) until no run in scope has cells left to compute or take over, assembling every run it
+// completes. Given several runs, it claims from them in the order given, moving on to the next
+// as soon as the current one has no cell left to claim rather than waiting for its last cells
+// computed elsewhere. It returns how many cells it computed.
+func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 	r.defaults()
 	pc := &planCache{plans: map[int64]*planned{}}
-	claim := store.ClaimOptions{Run: run, Worker: r.Name, Lease: r.Lease}
+	claim := store.ClaimOptions{Runs: runs, Worker: r.Name, Lease: r.Lease}
+	inScope := func(id int64) bool { return len(runs) == 0 || slices.Contains(runs, id) }
 	if r.Monitor != nil {
-		runs, err := r.Store.Runs(ctx)
+		stored, err := r.Store.Runs(ctx)
 		if err != nil {
 			return 0, err
 		}
 		left := 0
-		for _, rr := range runs {
-			if run == 0 || rr.ID == run {
+		for _, rr := range stored {
+			if inScope(rr.ID) {
 				left += rr.Cells - rr.Done - rr.Failed
 			}
 		}
@@ -532,12 +536,12 @@ func (r *Runner) Work(ctx context.Context, run int64) (int, error) {
 		if r.Wait {
 			return true, nil
 		}
-		runs, err := r.Store.Runs(ctx)
+		stored, err := r.Store.Runs(ctx)
 		if err != nil {
 			return false, err
 		}
-		for _, rr := range runs {
-			if (run == 0 || rr.ID == run) && rr.Done+rr.Failed < rr.Cells {
+		for _, rr := range stored {
+			if inScope(rr.ID) && rr.Done+rr.Failed < rr.Cells {
 				return true, nil
 			}
 		}

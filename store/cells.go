@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,11 @@ const DefaultLease = 60 * time.Second
 
 // ClaimOptions selects the cell Claim takes and says who takes it.
 type ClaimOptions struct {
-	Run           int64         // 0: any run with claimable cells (lowest run ID first, then lowest index)
+	// Runs limits the claim to these runs and orders them: a cell of a run listed earlier is
+	// taken before any of a run listed later, so a worker given several runs moves on to the
+	// next as soon as the current one has nothing claimable left. Empty: any run, lowest ID first.
+	// Within a run, the lowest index first.
+	Runs          []int64
 	Shard, Shards int           // when Shards > 0, only cells with Index % Shards == Shard
 	Worker        string        // who claims (host/pid/goroutine), stored on the cell; default host/pid
 	Lease         time.Duration // lease length (default DefaultLease)
@@ -90,14 +95,21 @@ func (s *Store) Claim(ctx context.Context, o ClaimOptions) (*Lease, error) {
 	first_claimed = COALESCE(first_claimed, ` + now + `), finished = NULL
 WHERE (run_id, idx) = (SELECT run_id, idx FROM cells
 	WHERE status IN ('pending', 'running') AND (status = 'pending' OR lease_until < ` + now + `)`
-	if o.Run != 0 {
-		q += ` AND run_id = ` + arg(o.Run)
+	order := "run_id"
+	if len(o.Runs) > 0 {
+		in, rank := make([]string, len(o.Runs)), "CASE run_id"
+		for i, id := range o.Runs {
+			in[i] = arg(id)
+			rank += " WHEN " + in[i] + " THEN " + strconv.Itoa(i)
+		}
+		q += ` AND run_id IN (` + strings.Join(in, ", ") + `)`
+		order = rank + " END"
 	}
 	if o.Shards > 0 {
 		q += ` AND idx % ` + arg(o.Shards) + ` = ` + arg(o.Shard)
 	}
 	q += `
-	ORDER BY run_id, idx LIMIT 1` + s.d.skipLocked + `)
+	ORDER BY ` + order + `, idx LIMIT 1` + s.d.skipLocked + `)
 RETURNING run_id, idx, cell_key, seed, config, attempts`
 	l := &Lease{Worker: o.Worker}
 	err := s.write(ctx, func(tx *sql.Tx) error {

@@ -21,15 +21,15 @@ func TestExportImport(t *testing.T) {
 		run := createRun(t, src, "exp-id", 4)
 		o := Outcome{Output: json.RawMessage(`{"v":[1,2.5]}`), Metrics: map[string]float64{"acc": 0.5, "nan": math.NaN()},
 			History: json.RawMessage(`[1]`), Seconds: 3.25, CodeVersion: "abc", Host: "h1"}
-		l0 := mustClaim(t, src, ClaimOptions{Run: run.ID, Worker: "w0"})
+		l0 := mustClaim(t, src, ClaimOptions{Runs: []int64{run.ID}, Worker: "w0"})
 		if err := src.Complete(ctx, l0, o); err != nil {
 			t.Fatal(err)
 		}
-		l1 := mustClaim(t, src, ClaimOptions{Run: run.ID, Worker: "w1"})
+		l1 := mustClaim(t, src, ClaimOptions{Runs: []int64{run.ID}, Worker: "w1"})
 		if err := src.Fail(ctx, l1, "diverged", 1.5); err != nil {
 			t.Fatal(err)
 		}
-		mustClaim(t, src, ClaimOptions{Run: run.ID, Worker: "w2"}) // cell 2 stays running
+		mustClaim(t, src, ClaimOptions{Runs: []int64{run.ID}, Worker: "w2"}) // cell 2 stays running
 
 		var plain bytes.Buffer
 		if err := src.ExportRun(ctx, run.ID, &plain); err != nil {
@@ -84,7 +84,7 @@ func TestExportImport(t *testing.T) {
 				}
 			}
 			// The imported run is the one a resumed run continues: the next claim is cell 2.
-			if l := mustClaim(t, dst, ClaimOptions{Run: r.ID}); l.Index != 2 || l.Seed != 1002 {
+			if l := mustClaim(t, dst, ClaimOptions{Runs: []int64{r.ID}}); l.Index != 2 || l.Seed != 1002 {
 				t.Errorf("%s: claimed %d (seed %d), want 2", tc.name, l.Index, l.Seed)
 			}
 		}
@@ -94,7 +94,7 @@ func TestExportImport(t *testing.T) {
 		mine := createRun(t, dst, "exp-id", 4)
 		var ls []*Lease
 		for want := range 4 {
-			l := mustClaim(t, dst, ClaimOptions{Run: mine.ID})
+			l := mustClaim(t, dst, ClaimOptions{Runs: []int64{mine.ID}})
 			if l.Index != want {
 				t.Fatalf("claimed %d, want %d", l.Index, want)
 			}

@@ -114,7 +114,7 @@ func workerProcess(t *testing.T, arg string) {
 	}
 	defer f.Close()
 	for {
-		l, err := s.Claim(ctx, ClaimOptions{Run: run, Worker: name, Lease: time.Minute})
+		l, err := s.Claim(ctx, ClaimOptions{Runs: []int64{run}, Worker: name, Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -188,9 +188,9 @@ func TestRuns(t *testing.T) {
 		}
 
 		// Complete one cell, fail one, and leave one running.
-		l0 := mustClaim(t, s, ClaimOptions{Run: a1.ID, Worker: "w"})
-		l1 := mustClaim(t, s, ClaimOptions{Run: a1.ID, Worker: "w"})
-		mustClaim(t, s, ClaimOptions{Run: a1.ID, Worker: "w"})
+		l0 := mustClaim(t, s, ClaimOptions{Runs: []int64{a1.ID}, Worker: "w"})
+		l1 := mustClaim(t, s, ClaimOptions{Runs: []int64{a1.ID}, Worker: "w"})
+		mustClaim(t, s, ClaimOptions{Runs: []int64{a1.ID}, Worker: "w"})
 		if err := s.Complete(ctx, l0, Outcome{Seconds: 1.5}); err != nil {
 			t.Fatal(err)
 		}
@@ -245,76 +245,6 @@ func TestCreateRunValidates(t *testing.T) {
 	}
 }
 
-func TestClaimOrderAndShards(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		s := openStore(t, dsn)
-		r1 := createRun(t, s, "one", 2)
-		r2 := createRun(t, s, "two", 8)
-
-		// Run 0: lowest run first, then lowest index.
-		var order []string
-		for range 3 {
-			l := mustClaim(t, s, ClaimOptions{Worker: "w", Lease: time.Minute})
-			order = append(order, fmt.Sprintf("%d/%d", l.Run, l.Index))
-			if l.Attempt != 1 || l.Worker != "w" || l.Key != fmt.Sprintf("c%d", l.Index) ||
-				l.Seed != uint64(1000+l.Index) || string(l.Config) != fmt.Sprintf(`{"i":%d}`, l.Index) {
-				t.Errorf("lease %+v", l)
-			}
-		}
-		want := []string{fmt.Sprintf("%d/0", r1.ID), fmt.Sprintf("%d/1", r1.ID), fmt.Sprintf("%d/0", r2.ID)}
-		if fmt.Sprint(order) != fmt.Sprint(want) {
-			t.Errorf("claim order %v, want %v", order, want)
-		}
-
-		// Shard 1 of 3 of run 2: indices 1, 4, 7.
-		var idx []int
-		for {
-			l := claim(t, s, ClaimOptions{Run: r2.ID, Shard: 1, Shards: 3})
-			if l == nil {
-				break
-			}
-			if l.Run != r2.ID {
-				t.Fatalf("claimed run %d, want %d", l.Run, r2.ID)
-			}
-			idx = append(idx, l.Index)
-		}
-		if fmt.Sprint(idx) != "[1 4 7]" {
-			t.Errorf("shard 1/3 claimed %v, want [1 4 7]", idx)
-		}
-		// Shard 0 of 3: index 0 is taken already.
-		if l := mustClaim(t, s, ClaimOptions{Run: r2.ID, Shard: 0, Shards: 3}); l.Index != 3 {
-			t.Errorf("shard 0/3 claimed %d, want 3", l.Index)
-		}
-		if _, err := s.Claim(ctx, ClaimOptions{Shard: 3, Shards: 3}); err == nil {
-			t.Error("Claim with shard 3 of 3 succeeded")
-		}
-		// Run 1 is all taken; a claim for it finds nothing.
-		if l := claim(t, s, ClaimOptions{Run: r1.ID}); l != nil {
-			t.Errorf("claimed %+v from a run with no claimable cell", l)
-		}
-		// The default worker names host and process.
-		if l := mustClaim(t, s, ClaimOptions{Run: r2.ID}); !strings.HasSuffix(l.Worker, fmt.Sprintf("/%d", os.Getpid())) {
-			t.Errorf("default worker %q", l.Worker)
-		}
-		// Failed and done cells are not claimable.
-		l := mustClaim(t, s, ClaimOptions{Run: r2.ID})
-		if err := s.Fail(ctx, l, "x", 0); err != nil {
-			t.Fatal(err)
-		}
-		l = mustClaim(t, s, ClaimOptions{Run: r2.ID})
-		if err := s.Complete(ctx, l, Outcome{}); err != nil {
-			t.Fatal(err)
-		}
-		if l := claim(t, s, ClaimOptions{Run: r2.ID}); l != nil {
-			t.Errorf("claimed %+v from a run with no claimable cell", l)
-		}
-		if r := getRun(t, s, r2.ID); r.Running != 6 || r.Done != 1 || r.Failed != 1 {
-			t.Errorf("run 2 counts %+v", r)
-		}
-	})
-}
-
 func TestConcurrentClaims(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -331,7 +261,7 @@ func TestConcurrentClaims(t *testing.T) {
 				s := handles[g%2]
 				worker := fmt.Sprintf("g%d", g)
 				for {
-					l, err := s.Claim(ctx, ClaimOptions{Run: run.ID, Worker: worker, Lease: time.Minute})
+					l, err := s.Claim(ctx, ClaimOptions{Runs: []int64{run.ID}, Worker: worker, Lease: time.Minute})
 					if err != nil {
 						errs <- err
 						return
@@ -381,8 +311,8 @@ func TestLeaseExpiry(t *testing.T) {
 		run := createRun(t, s, "lease", 1)
 		const lease = 200 * time.Millisecond
 
-		l1 := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w1", Lease: lease})
-		if l := claim(t, s, ClaimOptions{Run: run.ID, Worker: "w2", Lease: lease}); l != nil {
+		l1 := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w1", Lease: lease})
+		if l := claim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w2", Lease: lease}); l != nil {
 			t.Fatalf("claimed a leased cell: %+v", l)
 		}
 		// Heartbeats keep the lease beyond its first expiry.
@@ -391,13 +321,13 @@ func TestLeaseExpiry(t *testing.T) {
 			if err := s.Heartbeat(ctx, l1, lease); err != nil {
 				t.Fatal(err)
 			}
-			if l := claim(t, s, ClaimOptions{Run: run.ID, Worker: "w2", Lease: lease}); l != nil {
+			if l := claim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w2", Lease: lease}); l != nil {
 				t.Fatalf("claimed a cell kept by heartbeats: %+v", l)
 			}
 		}
 		// Without heartbeats it expires and is claimed again.
 		time.Sleep(lease + 100*time.Millisecond)
-		l2 := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w2", Lease: time.Minute})
+		l2 := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w2", Lease: time.Minute})
 		if l2.Index != 0 || l2.Attempt != 2 || l2.Worker != "w2" {
 			t.Errorf("takeover lease %+v, want cell 0, attempt 2, worker w2", l2)
 		}
@@ -443,7 +373,7 @@ func TestComplete(t *testing.T) {
 		run := createRun(t, s, "complete", 3)
 
 		// Idempotent: a second completion leaves the first.
-		l := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w1"})
+		l := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w1"})
 		if err := s.Complete(ctx, l, Outcome{Output: json.RawMessage(`1`), Seconds: 2}); err != nil {
 			t.Fatal(err)
 		}
@@ -458,15 +388,15 @@ func TestComplete(t *testing.T) {
 		}
 
 		// An expired lease that nobody took over still completes.
-		l = mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w1", Lease: 50 * time.Millisecond})
+		l = mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w1", Lease: 50 * time.Millisecond})
 		time.Sleep(150 * time.Millisecond)
 		if err := s.Complete(ctx, l, Outcome{Output: json.RawMessage(`"late"`)}); err != nil {
 			t.Fatalf("Complete after expiry: %v", err)
 		}
 		// So does a lease whose taker's lease expired too; the taker's Complete is then a no-op.
-		l = mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w1", Lease: 50 * time.Millisecond})
+		l = mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w1", Lease: 50 * time.Millisecond})
 		time.Sleep(150 * time.Millisecond)
-		taker := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w2", Lease: 50 * time.Millisecond})
+		taker := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w2", Lease: 50 * time.Millisecond})
 		time.Sleep(150 * time.Millisecond)
 		if err := s.Complete(ctx, l, Outcome{Host: "w1"}); err != nil {
 			t.Fatalf("Complete after the taker's lease expired: %v", err)
@@ -501,7 +431,7 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		if run.Options != nil {
 			t.Errorf("Options %q, want nil", run.Options)
 		}
-		l := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "host/1/g0"})
+		l := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "host/1/g0"})
 		if l.Seed != math.MaxUint64 || string(l.Config) != string(sp.Cells[0].Config) {
 			t.Errorf("lease seed %d config %s", l.Seed, l.Config)
 		}
@@ -516,7 +446,7 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		if err := s.Complete(ctx, l, o); err != nil {
 			t.Fatal(err)
 		}
-		l2 := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w"})
+		l2 := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w"})
 		if l2.Seed != 1<<63 || l2.Config != nil {
 			t.Errorf("second lease seed %d config %q", l2.Seed, l2.Config)
 		}
@@ -561,7 +491,7 @@ func TestRetryRelease(t *testing.T) {
 		s := openStore(t, dsn)
 		run := createRun(t, s, "retry", 3)
 		for range 2 {
-			l := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w"})
+			l := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w"})
 			if err := s.Fail(ctx, l, "out of memory", 4); err != nil {
 				t.Fatal(err)
 			}
@@ -587,7 +517,7 @@ func TestRetryRelease(t *testing.T) {
 		if _, err := s.Retry(ctx, run.ID+100); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Retry of an absent run: %v, want ErrNotFound", err)
 		}
-		l := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w"})
+		l := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w"})
 		if l.Index != 0 || l.Attempt != 2 {
 			t.Errorf("claim after retry %+v, want cell 0 attempt 2", l)
 		}
@@ -602,7 +532,7 @@ func TestRetryRelease(t *testing.T) {
 		if err := s.Release(ctx, l); !errors.Is(err, ErrLeaseLost) {
 			t.Errorf("second Release: %v, want ErrLeaseLost", err)
 		}
-		again := mustClaim(t, s, ClaimOptions{Run: run.ID, Worker: "w"})
+		again := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}, Worker: "w"})
 		if again.Index != 0 || again.Attempt != 3 {
 			t.Errorf("claim after release %+v, want cell 0 attempt 3", again)
 		}
@@ -646,7 +576,7 @@ func TestResultAndDelete(t *testing.T) {
 			t.Errorf("SaveResult of an absent run: %v", err)
 		}
 
-		mustClaim(t, s, ClaimOptions{Run: r1.ID})
+		mustClaim(t, s, ClaimOptions{Runs: []int64{r1.ID}})
 		if err := s.DeleteRun(ctx, r1.ID); err != nil {
 			t.Fatal(err)
 		}

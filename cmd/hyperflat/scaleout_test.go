@@ -271,3 +271,54 @@ func TestInterruptStopsCleanly(t *testing.T) {
 		t.Fatalf("after Ctrl-C: %+v %v; want cells kept, none running, not finished", runs, err)
 	}
 }
+
+// TestWorkerServesRunsInOrder: one worker given two submitted runs (the later one first)
+// computes every cell of both, the first listed run's before the other's, and assembles both.
+func TestWorkerServesRunsInOrder(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "order.db")
+	var ids []string
+	for _, seed := range []string{"3", "4"} {
+		args := append([]string{"run"}, smallRun...)
+		args[3] = seed // smallRun's --seed value
+		code, out, errs := runCLI(append(args, "--store", dsn, "--submit")...)
+		id := regexp.MustCompile(`^run (\d+)`).FindStringSubmatch(out)
+		if code != 0 || id == nil {
+			t.Fatalf("submit: exit %d: %q %s", code, out, errs)
+		}
+		ids = append(ids, id[1])
+	}
+	code, out, errs := runCLI("worker", "--store", dsn, "--run", ids[1]+","+ids[0], "--quiet")
+	if code != 0 || !strings.Contains(out, "computed 24 cells") {
+		t.Fatalf("worker: exit %d: %q %s", code, out, errs)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var lastOfFirst, firstOfSecond time.Time // the listed-first run's latest claim, the other's earliest
+	for i, id := range []string{ids[1], ids[0]} {
+		var runID int64
+		fmt.Sscan(id, &runID)
+		r, err := st.GetRun(context.Background(), runID)
+		if err != nil || r.Done != 12 || !r.HasResult {
+			t.Fatalf("run %s: %+v, %v; want 12 cells done and a result", id, r, err)
+		}
+		cs, err := st.Cells(context.Background(), runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			switch {
+			case i == 0 && c.Started.After(lastOfFirst):
+				lastOfFirst = c.Started
+			case i == 1 && (firstOfSecond.IsZero() || c.Started.Before(firstOfSecond)):
+				firstOfSecond = c.Started
+			}
+		}
+	}
+	if !lastOfFirst.Before(firstOfSecond) {
+		t.Errorf("run %s (listed second) started a cell at %v, before run %s's (listed first) last at %v",
+			ids[0], firstOfSecond, ids[1], lastOfFirst)
+	}
+}

@@ -70,13 +70,13 @@ func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("worker")
 	sf := addStoreFlags(fs, true)
-	run := fs.Int64("run", 0, "serve only this run (default: every run with cells left)")
+	runs := fs.Int64Slice("run", nil, "serve only these runs, in this order: a run's cells before the next run's (\"--run 3,4\" or repeated; default: every run with cells left, lowest first)")
 	workers := fs.Int("workers", 1, "cells computed at once by this process")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
 	name := fs.String("name", "", "this worker's name in the store (default host:pid)")
 	wait := fs.Bool("wait", false, "keep polling for new runs instead of exiting when no run has cells left")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	synopsis := "worker --store DSN [--run ID] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait] [--quiet]"
+	synopsis := "worker --store DSN [--run ID,...] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait] [--quiet]"
 	if code, ok := parse(fs, synopsis, args, stdout, stderr); !ok {
 		return code
 	}
@@ -89,9 +89,15 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "hyperflat worker: %v\n", err)
 		return exitUsage
 	}
-	if *workers < 1 || *workers > maxWorkers || *run < 0 {
-		fmt.Fprintf(stderr, "hyperflat worker: --workers must be 1 to %d and --run not negative\n", maxWorkers)
+	if *workers < 1 || *workers > maxWorkers {
+		fmt.Fprintf(stderr, "hyperflat worker: --workers must be 1 to %d\n", maxWorkers)
 		return exitUsage
+	}
+	for _, id := range *runs {
+		if id <= 0 {
+			fmt.Fprintf(stderr, "hyperflat worker: --run %d: run IDs are positive (hyperflat runs lists them)\n", id)
+			return exitUsage
+		}
 	}
 	st, err := openStore(ctx, dsn)
 	if err != nil {
@@ -105,7 +111,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		b = newBars(stderr, *workers)
 		r.Monitor, r.Progress = b, b
 	}
-	n, err := r.Work(ctx, *run)
+	n, err := r.Work(ctx, *runs...)
 	if b != nil {
 		b.Stop()
 	}
