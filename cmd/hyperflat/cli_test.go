@@ -45,10 +45,14 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	if code, out, _ := runCLI("--help"); code != 0 || !strings.Contains(out, "check") {
 		t.Errorf("--help: exit %d, stdout %q", code, out)
 	}
-	for _, cmd := range []string{"version", "list", "check"} {
-		code, out, errs := runCLI(cmd, "--help")
-		if code != 0 || !strings.Contains(out, "Usage: hyperflat "+cmd) || errs != "" {
-			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", cmd, code, out, errs)
+	for _, c := range commands() {
+		code, out, errs := runCLI(c.name, "--help")
+		if code != 0 || !strings.Contains(out, "Usage: hyperflat "+c.name) || errs != "" {
+			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", c.name, code, out, errs)
+		}
+		// pflag's internals are not for users: a list flag reads "IDs", not "int64Slice (default [])".
+		if strings.Contains(out, "Slice") || strings.Contains(out, "(default [])") {
+			t.Errorf("%s --help shows a pflag type or an empty list default:\n%s", c.name, out)
 		}
 	}
 }

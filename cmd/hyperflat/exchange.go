@@ -28,7 +28,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flags("export")
 	sf := addStoreFlags(fs, false)
 	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
-	runs := fs.Int64Slice("run", nil, "the runs to export (default: every run in the store)")
+	runs := runIDs(fs, "export only these runs (`IDs` as 3,4 or the flag repeated; default: every run in the store)")
 	dir := fs.String("dir", "", "write each run to DIR/EXPERIMENT-IDENTITY.jsonl.gz (gzip-compressed), replacing an older export of it; without it, the one run named by --run goes to stdout uncompressed")
 	if code, ok := parse(fs, "export [--store DSN | --out DIR] [--run ID]... [--dir DIR]", args, stdout, stderr); !ok {
 		return code

@@ -59,6 +59,14 @@ func (f storeFlags) check() error {
 	return nil
 }
 
+// runIDs adds --run as a list of run IDs ("--run 3,4" or "--run 3 --run 4"), shown in the
+// help without pflag's empty default.
+func runIDs(fs *pflag.FlagSet, usage string) *[]int64 {
+	ids := fs.Int64Slice("run", nil, usage)
+	fs.Lookup("run").DefValue = ""
+	return ids
+}
+
 func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
@@ -70,7 +78,7 @@ func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("worker")
 	sf := addStoreFlags(fs, true)
-	runs := fs.Int64Slice("run", nil, "serve only these runs, in this order: a run's cells before the next run's (\"--run 3,4\" or repeated; default: every run with cells left, lowest first)")
+	runs := runIDs(fs, "serve only these runs, in the order given (`IDs` as 3,4 or the flag repeated): a run's cells before the next run's; default: every run with cells left, lowest first")
 	workers := fs.Int("workers", 1, "cells computed at once by this process")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
 	name := fs.String("name", "", "this worker's name in the store (default host:pid)")
