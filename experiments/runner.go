@@ -629,11 +629,12 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 		r.Monitor.Started(slot, l.Key)
 	}
 	cctx, cancelCell := context.WithCancel(ctx)
-	lost, hbDone := r.heartbeat(cctx, cancelCell, l)
+	cp := newStoreCheckpoint(r.Store, l)
+	lost, hbDone := r.heartbeat(cctx, cancelCell, l, cp)
 	start := time.Now()
 	var res CellResult
 	runErr := recovered(func() (err error) {
-		res, err = pl.plan.Run(cctx, l.Index, inner)
+		res, err = pl.plan.Run(WithCheckpoint(cctx, cp), l.Index, inner)
 		return err
 	})
 	secs := time.Since(start).Seconds()
@@ -651,15 +652,21 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 		return true, nil
 	default:
 	}
-	if runErr != nil && ctx.Err() != nil {
-		// Interrupted: hand the cell back so that a resumed run redoes it at once.
-		_ = r.release(l)
-		return false, ctx.Err()
-	}
 	// A finished cell is committed even when the run is being interrupted: its result is
 	// valid, and committing takes milliseconds.
 	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancelWrite()
+	if runErr != nil {
+		// What the cell saved since the last write is kept for its next attempt.
+		if err := cp.flush(wctx); err != nil {
+			return true, err
+		}
+	}
+	if runErr != nil && ctx.Err() != nil {
+		// Interrupted: hand the cell back so that a resumed run goes on with it at once.
+		_ = r.release(l)
+		return false, ctx.Err()
+	}
 	if runErr != nil {
 		if err := r.Store.Fail(wctx, l, runErr.Error(), secs); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return true, err
@@ -700,9 +707,10 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 	return true, nil
 }
 
-// heartbeat renews the cell's lease every third of it until ctx ends; when the lease is lost
-// to another worker it closes lost and cancels the cell. done closes when it stops.
-func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, l *store.Lease) (lost, done chan struct{}) {
+// heartbeat renews the cell's lease every third of it until ctx ends, and writes the progress
+// the cell saved since the last write; when the lease is lost to another worker it closes lost
+// and cancels the cell. done closes when it stops.
+func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, l *store.Lease, cp *storeCheckpoint) (lost, done chan struct{}) {
 	lost, done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -718,6 +726,7 @@ func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, l *st
 					cancel()
 					return
 				}
+				_ = cp.flush(ctx) // a failed write is retried at the next tick
 			}
 		}
 	}()

@@ -36,6 +36,9 @@ type Lease struct {
 	Config  json.RawMessage
 	Worker  string
 	Attempt int // 1 for the first claim, incremented on every claim
+	// Progress is what the latest SaveProgress of an earlier attempt recorded (nil if none),
+	// from which a long cell may go on instead of starting over.
+	Progress json.RawMessage
 }
 
 // Outcome is what a finished cell produced.
@@ -110,16 +113,19 @@ WHERE (run_id, idx) = (SELECT run_id, idx FROM cells
 	}
 	q += `
 	ORDER BY ` + order + `, idx LIMIT 1` + s.d.skipLocked + `)
-RETURNING run_id, idx, cell_key, seed, config, attempts`
+RETURNING run_id, idx, cell_key, seed, config, attempts, progress`
 	l := &Lease{Worker: o.Worker}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var seed string
-		var config []byte
-		err := tx.QueryRowContext(ctx, q, args...).Scan(&l.Run, &l.Index, &l.Key, &seed, &config, &l.Attempt)
+		var config, progress []byte
+		err := tx.QueryRowContext(ctx, q, args...).Scan(&l.Run, &l.Index, &l.Key, &seed, &config, &l.Attempt, &progress)
 		if err != nil {
 			return err
 		}
 		l.Config = json.RawMessage(config)
+		if progress != nil {
+			l.Progress = json.RawMessage(progress)
+		}
 		l.Seed, err = strconv.ParseUint(seed, 10, 64)
 		return err
 	})
@@ -155,6 +161,22 @@ func (s *Store) Heartbeat(ctx context.Context, l *Lease, lease time.Duration) er
 	return nil
 }
 
+// SaveProgress records a cell's progress so far (JSON), replacing what was saved before, if l
+// still holds the cell; otherwise it returns an error wrapping ErrLeaseLost. The next claim of
+// the cell, after this worker dies or releases it, returns it as Lease.Progress; completing the
+// cell discards it, and Retry and Release keep it.
+func (s *Store) SaveProgress(ctx context.Context, l *Lease, progress json.RawMessage) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET progress = $5 WHERE `+heldBy,
+			l.Run, l.Index, l.Worker, l.Attempt, jsonArg(progress))
+		return affected(res, err, ErrLeaseLost)
+	})
+	if err != nil {
+		return fmt.Errorf("store: save progress of %s: %w", l, err)
+	}
+	return nil
+}
+
 // Complete records the cell's outcome and marks it done, atomically. The rule, since results
 // are deterministic and valid whoever computed them:
 //
@@ -172,7 +194,7 @@ func (s *Store) Complete(ctx context.Context, l *Lease, o Outcome) error {
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'done', worker = $3,
 	output = $5, metrics = $6, history = $7, seconds = $8, code_version = $9, host = $10,
-	error = '', finished = `+now+`, lease_until = NULL
+	error = '', finished = `+now+`, lease_until = NULL, progress = NULL
 WHERE run_id = $1 AND idx = $2 AND status <> 'done'
 	AND NOT (status = 'running' AND NOT (worker = $3 AND attempts = $4) AND COALESCE(lease_until, 0) >= `+now+`)`,
 			l.Run, l.Index, l.Worker, l.Attempt,

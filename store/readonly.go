@@ -90,8 +90,8 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("not a hyperflat store (reading its schema version: %w)", err)
 	}
-	if version != schemaVersion {
-		return fmt.Errorf("database schema version %d; this program reads version %d", version, schemaVersion)
+	if version < 1 || version > schemaVersion {
+		return fmt.Errorf("database schema version %d; this program reads versions 1 to %d", version, schemaVersion)
 	}
 	return nil
 }

@@ -18,8 +18,10 @@ var ErrNotFound = errors.New("store: not found")
 // claimed it after the lease expired, or it was completed, failed or released.
 var ErrLeaseLost = errors.New("store: lease lost")
 
-// schemaVersion is the version of the schema this package creates and understands.
-const schemaVersion = 1
+// schemaVersion is the version of the schema this package creates and understands. Version 2
+// added cells.progress (Lease.Progress, SaveProgress); Open upgrades a version 1 database in
+// place, and read-only opens read either.
+const schemaVersion = 2
 
 // sqliteBusyTimeoutMS is how long an SQLite connection waits for another writer's lock.
 const sqliteBusyTimeoutMS = 30000
@@ -122,7 +124,7 @@ func (s *Store) Kind() string { return s.d.kind }
 // DSN is the data source name Open was given, with any password masked, for messages.
 func (s *Store) DSN() string { return maskDSN(s.dsn) }
 
-// schema is the version 1 schema. Times are seconds since the Unix epoch by the database clock.
+// schema is the current schema. Times are seconds since the Unix epoch by the database clock.
 func (d dialect) schema() []string {
 	return []string{
 		`CREATE TABLE IF NOT EXISTS runs (
@@ -154,6 +156,7 @@ func (d dialect) schema() []string {
 	code_version TEXT NOT NULL DEFAULT '',
 	host TEXT NOT NULL DEFAULT '',
 	error TEXT NOT NULL DEFAULT '',
+	progress TEXT,
 	PRIMARY KEY (run_id, idx),
 	UNIQUE (run_id, cell_key)
 )`,
@@ -187,9 +190,13 @@ func (s *Store) migrate(ctx context.Context) error {
 		case version > schemaVersion:
 			return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 		}
-		for _, stmt := range s.d.schema() {
+		stmts := s.d.schema()
+		if version == 1 {
+			stmts = []string{`ALTER TABLE cells ADD COLUMN progress TEXT`}
+		}
+		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("creating schema: %w", err)
+				return fmt.Errorf("creating schema version %d from %d: %w", schemaVersion, version, err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {

@@ -139,7 +139,9 @@ func TestAuthorsBOHBSearch(t *testing.T) {
 // Method bohb is the authors' BOHB under the authors' protocol on an OpenML set (67 rung fits
 // and the final one, rungs early-stopped on the training loss), and the package's BOHB under
 // the clean protocol.
-func TestAuthorsBOHBWiring(t *testing.T) {
+// blobsProblem is a small two-class OpenML-like problem: 40 training, 20 validation and 20
+// test rows of two Gaussian blobs in 4 dimensions, 40 epochs, a budget of 3.
+func blobsProblem() (*problem, *split) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	mk := func(n int) *datasets.Dataset {
 		ds := &datasets.Dataset{Name: "blobs", N: n, D: 4, Shape: []int{4}, Classes: []string{"a", "b"}, X: make([]float64, n*4), Y: make([]int, n)}
@@ -155,6 +157,11 @@ func TestAuthorsBOHBWiring(t *testing.T) {
 	p := &problem{name: "blobs", group: openML, metric: convexity.AUC, label: "roc-auc", loss: losses.Binary,
 		space: OpenMLSpace(4), epochs: 40, budget: 3, build: OpenMLBuild(2, tensor.Float64), dtype: tensor.Float64,
 		estimate: func(*datasets.Dataset) func(search.Config) (int64, error) { return nil }}
+	return p, sp
+}
+
+func TestAuthorsBOHBWiring(t *testing.T) {
+	p, sp := blobsProblem()
 	for _, tc := range []struct {
 		protocol  string
 		calls     int // evaluations of the objective, rungs included

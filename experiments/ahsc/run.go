@@ -140,10 +140,9 @@ func (r *run) observe(e convexity.Evaluation) {
 	r.evals = append(r.evals, ev)
 }
 
-// searchWith runs one method through the task's objective; the AHSC variants also return
-// their screenings.
-func searchWith(ctx context.Context, method string, task *convexity.Task, cfg *Config, rng *rand.Rand, budget, workers int) ([]search.Trial, []convexity.Screened, error) {
-	obj := task.Objective()
+// searchWith runs one method through obj, the task's objective (journaled); the AHSC
+// variants also return their screenings.
+func searchWith(ctx context.Context, method string, task *convexity.Task, obj search.Objective, cfg *Config, rng *rand.Rand, budget, workers int) ([]search.Trial, []convexity.Screened, error) {
 	var m search.Method
 	switch method {
 	case "ahsc", "ahsc-valloss", "ahsc-hessian":
@@ -197,9 +196,9 @@ func runOne(ctx context.Context, p *problem, sp *split, cfg *Config, method stri
 	if method == "bohb" && cfg.Protocol == protocolAuthors && p.group == openML {
 		algorithm = bohbAuthors
 	}
-	start := time.Now()
-	trials, screenings, err := searchWith(ctx, algorithm, task, cfg, rand.New(rand.NewPCG(sd.search, 0)), p.budget, workers)
-	r.seconds = time.Since(start).Seconds()
+	j := newJournal(ctx, task)
+	trials, screenings, err := searchWith(ctx, algorithm, task, j.objective, cfg, rand.New(rand.NewPCG(sd.search, 0)), p.budget, workers)
+	r.seconds = j.seconds()
 	r.screened = len(screenings)
 	for _, s := range screenings {
 		if s.Reason != "" {

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestSaveProgress: a cell's saved progress comes back with its next claim (after a lost lease,
+// a release or a retry), only its holder may save it, and completing the cell discards it.
+func TestSaveProgress(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openStore(t, dsn)
+		run := createRun(t, s, "progress", 2)
+		only := ClaimOptions{Runs: []int64{run.ID}, Worker: "a", Lease: 50 * time.Millisecond}
+		first := mustClaim(t, s, only)
+		if first.Progress != nil {
+			t.Fatalf("first claim's progress %s, want none", first.Progress)
+		}
+		if err := s.SaveProgress(ctx, first, []byte(`{"calls":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveProgress(ctx, first, []byte(`{"calls":2}`)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the worker dies: its lease expires
+		only.Worker, only.Lease = "b", time.Minute
+		second := mustClaim(t, s, only)
+		if second.Index != first.Index || string(second.Progress) != `{"calls":2}` {
+			t.Fatalf("claim after the lease expired: cell %d progress %s, want cell %d and the latest save", second.Index, second.Progress, first.Index)
+		}
+		if err := s.SaveProgress(ctx, first, []byte(`{"calls":9}`)); !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("a save by the lost lease: %v, want ErrLeaseLost", err)
+		}
+		if err := s.SaveProgress(ctx, second, []byte(`{"calls":3}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		third := mustClaim(t, s, only)
+		if string(third.Progress) != `{"calls":3}` {
+			t.Errorf("claim after a release: progress %s, want the released attempt's", third.Progress)
+		}
+		if err := s.Fail(ctx, third, "killed", 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Retry(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		fourth := mustClaim(t, s, only)
+		if string(fourth.Progress) != `{"calls":3}` {
+			t.Errorf("claim after a retry: progress %s, want the failed attempt's", fourth.Progress)
+		}
+		if err := s.Complete(ctx, fourth, Outcome{Seconds: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var left int
+		if err := s.db.QueryRow(`SELECT COUNT(*) FROM cells WHERE progress IS NOT NULL`).Scan(&left); err != nil || left != 0 {
+			t.Errorf("%d cells keep progress after completion (%v), want 0", left, err)
+		}
+		if other := mustClaim(t, s, only); other.Index == fourth.Index || other.Progress != nil {
+			t.Errorf("the other cell: %+v, want cell %d without progress", other, 1-fourth.Index)
+		}
+	})
+}
+
+// TestUpgradeFromVersion1: Open adds the progress column to a version 1 database and keeps its
+// runs; a read-only open reads a version 1 database as it is.
+func TestUpgradeFromVersion1(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := createRun(t, s, "old", 2)
+		for _, stmt := range []string{`ALTER TABLE cells DROP COLUMN progress`, `UPDATE schema_version SET version = 1`} {
+			if _, err := s.db.Exec(stmt); err != nil {
+				t.Fatalf("making a version 1 database: %v", err)
+			}
+		}
+		s.Close()
+
+		ro, err := OpenReadOnly(ctx, dsn)
+		if err != nil {
+			t.Fatalf("read-only open of a version 1 database: %v", err)
+		}
+		if cs := cells(t, ro, run.ID); len(cs) != 2 {
+			t.Errorf("read-only: %d cells, want 2", len(cs))
+		}
+		ro.Close()
+
+		s = openStore(t, dsn)
+		var version int
+		if err := s.db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != schemaVersion {
+			t.Errorf("after the upgrade: schema version %d (%v), want %d", version, err, schemaVersion)
+		}
+		l := mustClaim(t, s, ClaimOptions{Runs: []int64{run.ID}})
+		if err := s.SaveProgress(ctx, l, []byte(`[1]`)); err != nil {
+			t.Errorf("saving progress in an upgraded database: %v", err)
+		}
+		if r := getRun(t, s, run.ID); r.Identity != "old" || r.Cells != 2 {
+			t.Errorf("run after the upgrade %+v", r)
+		}
+	})
+}
