@@ -32,7 +32,7 @@ type storeFlags struct {
 func addStoreFlags(fs *pflag.FlagSet, computes bool) storeFlags {
 	f := storeFlags{store: fs.String("store", "", "results store: postgres://… for PostgreSQL, or a SQLite file path (default $"+EnvStore+", then OUT/hyperflat.db with --out)")}
 	if computes {
-		f.lease = fs.Duration("lease", time.Minute, "how long a claimed cell stays reserved without a heartbeat (a dead worker's cell is redone after it)")
+		f.lease = fs.Duration("lease", time.Minute, "how long a claimed cell stays reserved without a heartbeat (a dead worker's cell is taken over after it; an ahsc cell goes on from the evaluations it recorded)")
 	}
 	return f
 }
