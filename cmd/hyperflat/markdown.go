@@ -36,7 +36,7 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 			if run != 0 || info.Done == info.Cells {
 				ahscRuns = append(ahscRuns, info)
 			} else {
-				p, err := ahsc.ParseRunProgress(info.ID, info.Options, info.Done, info.Cells, info.CellSeconds)
+				p, err := runProgress(ctx, st, info)
 				if err != nil {
 					return reportFail(stderr, err)
 				}
@@ -168,4 +168,17 @@ func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir, 
 	fmt.Fprintf(stdout, "wrote %s, tablec1.csv, tablec1_history.csv, tablec1_others.csv and %d figures from %d weightdecay runs (%d of %d pairs measured)\n",
 		mdPath, len(figs), len(runs), t.Measured(), len(weightdecay.Pairs))
 	return exitOK
+}
+
+// runProgress describes an unfinished ahsc run from its cells.
+func runProgress(ctx context.Context, st *store.Store, info store.Run) (ahsc.RunProgress, error) {
+	cells, err := st.Cells(ctx, info.ID)
+	if err != nil {
+		return ahsc.RunProgress{}, err
+	}
+	times := make([]ahsc.CellTime, len(cells))
+	for i, c := range cells {
+		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds}
+	}
+	return ahsc.ParseRunProgress(info.ID, info.Options, times)
 }

@@ -40,36 +40,74 @@ type RunProgress struct {
 	ID                int64
 	Dataset, Protocol string
 	Done, Cells       int
-	// CellSeconds is the sum of the finished cells' seconds, from which the time left is
-	// estimated.
-	CellSeconds float64
+	// Left estimates the core-seconds the unfinished cells will take: each at the mean of
+	// its method's finished cells (a method's cells cost alike, and methods differ tenfold:
+	// a clean BOHB cell trains 30 full-fidelity equivalents, AHSC screens for one epoch),
+	// or at the mean of every finished cell while its method has none. NaN before any cell
+	// finished.
+	Left float64
 }
 
-// describe is "run 8, 9/120 cells, ≈ 11.5 core-hours left" (the estimate from the mean of
-// the finished cells, once there are some).
+// CellTime is where one cell of a run stands, for RunProgress.
+type CellTime struct {
+	Key     string // "dataset/rREPEAT/method", the ahsc plan's cell key
+	Done    bool
+	Seconds float64 // a done cell's
+}
+
+// describe is "run 8, 9/120 cells, ≈ 11.5 core-hours left" (the estimate once a cell
+// finished).
 func (p RunProgress) describe() string {
 	s := fmt.Sprintf("run %d, %d/%d cells", p.ID, p.Done, p.Cells)
-	if p.Done > 0 && p.CellSeconds > 0 {
-		s += fmt.Sprintf(", ≈ %.1f core-hours left", p.CellSeconds/float64(p.Done)*float64(p.Cells-p.Done)/3600)
+	if !math.IsNaN(p.Left) {
+		s += fmt.Sprintf(", ≈ %.1f core-hours left", p.Left/3600)
 	}
 	return s
 }
 
 // ParseRunProgress reads the dataset and protocol of a run from its stored options (the
-// experiments package's {"preset", "seed", "config"} record).
-func ParseRunProgress(id int64, options []byte, done, cells int, cellSeconds float64) (RunProgress, error) {
+// experiments package's {"preset", "seed", "config"} record) and estimates its time left
+// from its cells.
+func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, error) {
 	var rec struct {
 		Config Config `json:"config"`
 	}
 	if err := json.Unmarshal(options, &rec); err != nil {
 		return RunProgress{}, fmt.Errorf("ahsc: run %d's options: %w", id, err)
 	}
-	p := RunProgress{ID: id, Dataset: rec.Config.Dataset, Protocol: rec.Config.Protocol, Done: done, Cells: cells, CellSeconds: cellSeconds}
+	p := RunProgress{ID: id, Dataset: rec.Config.Dataset, Protocol: rec.Config.Protocol, Cells: len(cells), Left: math.NaN()}
 	if p.Dataset == "" {
 		p.Dataset = "iris"
 	}
 	if p.Protocol == "" {
 		p.Protocol = protocolClean
+	}
+	type tally struct {
+		n   int
+		sum float64
+	}
+	byMethod, all := map[string]tally{}, tally{}
+	method := func(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
+	for _, c := range cells {
+		if c.Done {
+			t := byMethod[method(c.Key)]
+			byMethod[method(c.Key)] = tally{t.n + 1, t.sum + c.Seconds}
+			all = tally{all.n + 1, all.sum + c.Seconds}
+		}
+	}
+	p.Done = all.n
+	if all.n == 0 {
+		return p, nil
+	}
+	p.Left = 0
+	for _, c := range cells {
+		if !c.Done {
+			t, ok := byMethod[method(c.Key)]
+			if !ok {
+				t = all
+			}
+			p.Left += t.sum / float64(t.n)
+		}
 	}
 	return p, nil
 }
@@ -323,8 +361,8 @@ func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset
 		}
 	}
 	if len(running) > 0 {
-		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left: the mean of the finished cells' "+
-			"times the cells left, on one core): %s.\n", strings.Join(running, ", "))
+		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left on one core: each unfinished cell at "+
+			"the mean of its method's finished cells, or of all finished cells while its method has none): %s.\n", strings.Join(running, ", "))
 	}
 	if len(queued) > 0 {
 		fmt.Fprintf(b, "\nSubmitted to the store, no cell finished yet: %s.\n", strings.Join(queued, ", "))

@@ -3,6 +3,7 @@ package ahsc
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -93,18 +94,30 @@ func TestTable1Figure2(t *testing.T) {
 		}
 	}
 
-	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), 9, 120, 9*300)
-	if err != nil {
-		t.Fatal(err)
+	// vehicle: 9 of 120 cells done, 6 AHSC cells of 100 s and 3 BOHB ones of 1,000 s; left: 14
+	// AHSC and 17 BOHB cells at their methods' means, 80 others at the mean of all, 3,600/9 =
+	// 400 s: 14·100 + 17·1,000 + 80·400 = 50,400 s = 14.0 core-hours.
+	var cells []CellTime
+	for i := range 120 {
+		method := []string{"ahsc", "bohb", "random", "tpe", "hebo", "turbo"}[i%6]
+		c := CellTime{Key: fmt.Sprintf("vehicle/r%d/%s", i/6, method)}
+		if repeat := i / 6; method == "ahsc" && repeat < 6 || method == "bohb" && repeat < 3 {
+			c.Done, c.Seconds = true, map[string]float64{"ahsc": 100, "bohb": 1000}[method]
+		}
+		cells = append(cells, c)
 	}
-	mnistClean, err := ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), 0, 30, 0)
-	if err != nil || mnistClean.Protocol != "clean" {
-		t.Fatalf("%+v, %v: a run without a protocol is clean", mnistClean, err)
+	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), cells)
+	if err != nil || vehicle.Done != 9 || vehicle.Cells != 120 || vehicle.Left != 50400 {
+		t.Fatalf("vehicle: %+v, %v; want 9/120 done, 50,400 s left", vehicle, err)
 	}
-	if iris, err := ParseRunProgress(10, []byte(`{"config":{}}`), 0, 1, 0); err != nil || iris.Dataset != "iris" {
+	mnistClean, err := ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), make([]CellTime, 30))
+	if err != nil || mnistClean.Protocol != "clean" || mnistClean.Cells != 30 || !math.IsNaN(mnistClean.Left) {
+		t.Fatalf("%+v, %v: a run without a protocol is clean; no estimate before a cell finished", mnistClean, err)
+	}
+	if iris, err := ParseRunProgress(10, []byte(`{"config":{}}`), make([]CellTime, 1)); err != nil || iris.Dataset != "iris" {
 		t.Fatalf("%+v, %v: a run without a dataset is iris's", iris, err)
 	}
-	if _, err := ParseRunProgress(11, []byte(`{`), 0, 1, 0); err == nil {
+	if _, err := ParseRunProgress(11, []byte(`{`), nil); err == nil {
 		t.Error("broken options parsed")
 	}
 	vehicleOld := vehicle
@@ -121,7 +134,7 @@ func TestTable1Figure2(t *testing.T) {
 		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
-		"vehicle (run 8, 9/120 cells, ≈ 9.2 core-hours left, superseding run 5).",
+		"vehicle (run 8, 9/120 cells, ≈ 14.0 core-hours left, superseding run 5).",
 		"Submitted to the store, no cell finished yet: mnist (clean: run 9, 0/30 cells).",
 		"| 1 | authors | paper | iris | hat | 50m0s | 48h30m0s | 0s | `abc blas=gonum`, `abc blas=openblas` |",
 		"| 2 | authors | paper | mnist | torch | 10m0s | 0s | 0s | – |", "| 3 | clean | paper | wine | torch | – | 0s | 0s | – |",
