@@ -94,32 +94,7 @@ func TestTable1Figure2(t *testing.T) {
 		}
 	}
 
-	// vehicle: 9 of 120 cells done, 6 AHSC cells of 100 s and 3 BOHB ones of 1,000 s; left: 14
-	// AHSC and 17 BOHB cells at their methods' means, 80 others at the mean of all, 3,600/9 =
-	// 400 s: 14·100 + 17·1,000 + 80·400 = 50,400 s = 14.0 core-hours.
-	var cells []CellTime
-	for i := range 120 {
-		method := []string{"ahsc", "bohb", "random", "tpe", "hebo", "turbo"}[i%6]
-		c := CellTime{Key: fmt.Sprintf("vehicle/r%d/%s", i/6, method)}
-		if repeat := i / 6; method == "ahsc" && repeat < 6 || method == "bohb" && repeat < 3 {
-			c.Done, c.Seconds = true, map[string]float64{"ahsc": 100, "bohb": 1000}[method]
-		}
-		cells = append(cells, c)
-	}
-	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), cells)
-	if err != nil || vehicle.Done != 9 || vehicle.Cells != 120 || vehicle.Left != 50400 {
-		t.Fatalf("vehicle: %+v, %v; want 9/120 done, 50,400 s left", vehicle, err)
-	}
-	mnistClean, err := ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), make([]CellTime, 30))
-	if err != nil || mnistClean.Protocol != "clean" || mnistClean.Cells != 30 || !math.IsNaN(mnistClean.Left) {
-		t.Fatalf("%+v, %v: a run without a protocol is clean; no estimate before a cell finished", mnistClean, err)
-	}
-	if iris, err := ParseRunProgress(10, []byte(`{"config":{}}`), make([]CellTime, 1)); err != nil || iris.Dataset != "iris" {
-		t.Fatalf("%+v, %v: a run without a dataset is iris's", iris, err)
-	}
-	if _, err := ParseRunProgress(11, []byte(`{`), nil); err == nil {
-		t.Error("broken options parsed")
-	}
+	vehicle, mnistClean := inProgressRuns(t)
 	vehicleOld := vehicle
 	vehicleOld.ID, vehicleOld.Done = 5, 100 // superseded by run 8: not described
 	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", []RunProgress{vehicle, mnistClean, vehicleOld}, runs...)
@@ -151,6 +126,38 @@ func TestTable1Figure2(t *testing.T) {
 	if strings.Contains(s, "figure2_wine") {
 		t.Error("table1.md links a figure that was not written")
 	}
+}
+
+// inProgressRuns are two runs in progress and checks of ParseRunProgress on them.
+func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
+	t.Helper()
+	// vehicle: 9 of 120 cells done, 6 AHSC cells of 100 s and 3 BOHB ones of 1,000 s; left: 14
+	// AHSC and 17 BOHB cells at their methods' means, 80 others at the mean of all, 3,600/9 =
+	// 400 s: 14·100 + 17·1,000 + 80·400 = 50,400 s = 14.0 core-hours.
+	var cells []CellTime
+	for i := range 120 {
+		method := []string{"ahsc", "bohb", "random", "tpe", "hebo", "turbo"}[i%6]
+		c := CellTime{Key: fmt.Sprintf("vehicle/r%d/%s", i/6, method)}
+		if repeat := i / 6; method == "ahsc" && repeat < 6 || method == "bohb" && repeat < 3 {
+			c.Done, c.Seconds = true, map[string]float64{"ahsc": 100, "bohb": 1000}[method]
+		}
+		cells = append(cells, c)
+	}
+	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), cells)
+	if err != nil || vehicle.Done != 9 || vehicle.Cells != 120 || vehicle.Left != 50400 {
+		t.Fatalf("vehicle: %+v, %v; want 9/120 done, 50,400 s left", vehicle, err)
+	}
+	mnistClean, err = ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), make([]CellTime, 30))
+	if err != nil || mnistClean.Protocol != "clean" || mnistClean.Cells != 30 || !math.IsNaN(mnistClean.Left) {
+		t.Fatalf("%+v, %v: a run without a protocol is clean; no estimate before a cell finished", mnistClean, err)
+	}
+	if iris, err := ParseRunProgress(10, []byte(`{"config":{}}`), make([]CellTime, 1)); err != nil || iris.Dataset != "iris" {
+		t.Fatalf("%+v, %v: a run without a dataset is iris's", iris, err)
+	}
+	if _, err := ParseRunProgress(11, []byte(`{`), nil); err == nil {
+		t.Error("broken options parsed")
+	}
+	return vehicle, mnistClean
 }
 
 // TestSVHNMissingMessage is the message `hyperflat run ahsc --dataset svhn` prints without
