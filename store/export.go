@@ -29,7 +29,9 @@ type exportHeader struct {
 }
 
 // exportCell is one cell as a line of an export: every column of the cells table but the
-// lease, with the times in seconds since the Unix epoch.
+// lease, with the times in seconds since the Unix epoch. Progress is an unfinished cell's
+// (Store.SaveProgress): an export carries a long cell's progress to the store it is imported
+// into, which a machine that does not outlive its session needs.
 type exportCell struct {
 	Index        int             `json:"index"`
 	Key          string          `json:"key"`
@@ -48,12 +50,13 @@ type exportCell struct {
 	CodeVersion  string          `json:"code_version,omitempty"`
 	Host         string          `json:"host,omitempty"`
 	Error        string          `json:"error,omitempty"`
+	Progress     json.RawMessage `json:"progress,omitempty"`
 }
 
 // ExportRun writes run id to w as text, one JSON document per line: a header with the run's
 // identity, experiment and options, then every cell in index order with its state and, when
-// done or failed, its outcome exactly as stored. A cell still running is written as pending (its
-// lease means nothing elsewhere). The export is what a store holds of the run, so that a run can
+// done or failed, its outcome exactly as stored; one not done, the progress it saved. A cell
+// still running is written as pending (its lease means nothing elsewhere). The export is what a store holds of the run, so that a run can
 // be kept in version control, moved between stores and continued (ImportRun) or reported on.
 func (s *Store) ExportRun(ctx context.Context, id int64, w io.Writer) error {
 	run, err := s.GetRun(ctx, id)
@@ -69,7 +72,8 @@ func (s *Store) ExportRun(ctx context.Context, id int64, w io.Writer) error {
 		return fmt.Errorf("store: export run %d: %w", id, err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT idx, cell_key, seed, config, status, worker, attempts,
-	first_claimed, started, finished, seconds, output, metrics, history, code_version, host, error
+	first_claimed, started, finished, seconds, output, metrics, history, code_version, host, error,
+	CASE WHEN status = 'done' THEN NULL ELSE progress END
 FROM cells WHERE run_id = $1 ORDER BY idx`, id)
 	if err != nil {
 		return fmt.Errorf("store: export run %d: %w", id, err)
@@ -78,17 +82,18 @@ FROM cells WHERE run_id = $1 ORDER BY idx`, id)
 	n := 0
 	for rows.Next() {
 		var c exportCell
-		var config, output, metrics, history sql.NullString
+		var config, output, metrics, history, progress sql.NullString
 		var first, started, finished, secs sql.NullFloat64
 		if err := rows.Scan(&c.Index, &c.Key, &c.Seed, &config, &c.Status, &c.Worker, &c.Attempts,
-			&first, &started, &finished, &secs, &output, &metrics, &history, &c.CodeVersion, &c.Host, &c.Error); err != nil {
+			&first, &started, &finished, &secs, &output, &metrics, &history, &c.CodeVersion, &c.Host, &c.Error, &progress); err != nil {
 			return fmt.Errorf("store: export run %d: %w", id, err)
 		}
 		c.Config, c.Output, c.Metrics, c.History = rawJSON(config), rawJSON(output), rawJSON(metrics), rawJSON(history)
 		c.FirstClaimed, c.Started, c.Finished, c.Seconds = floatPtr(first), floatPtr(started), floatPtr(finished), floatPtr(secs)
+		c.Progress = rawJSON(progress)
 		if c.Status == Running {
 			// Exported without its claim: a pending cell that whoever imports it computes.
-			c = exportCell{Index: c.Index, Key: c.Key, Seed: c.Seed, Config: c.Config, Status: Pending}
+			c = exportCell{Index: c.Index, Key: c.Key, Seed: c.Seed, Config: c.Config, Status: Pending, Progress: c.Progress}
 		}
 		if err := enc.Encode(c); err != nil {
 			return fmt.Errorf("store: export run %d, cell %q: %w", id, c.Key, err)
@@ -127,12 +132,16 @@ type ImportStats struct {
 	// which Differ in status or headline metrics from the export's (computed twice, e.g. by two
 	// builds; the seconds an output records are not compared).
 	Filled, Kept, Differ int
+	// Resumable counts the unfinished cells that gained the export's saved progress (a cell
+	// that has progress of its own keeps it).
+	Resumable int
 }
 
 // ImportRun reads an export (ExportRun's text, or the same gzip-compressed) into the store. A
 // run with the export's identity that the store lacks is created with the export's cells; one
 // it has gains the outcomes of the exported cells that are done or failed where its own are
-// still pending, so that several exports of one run (or an export and a run in progress) merge.
+// still pending, so that several exports of one run (or an export and a run in progress) merge,
+// and the progress an exported cell saved where the store's cell is unfinished and has none.
 // The plans must agree: a cell whose key, seed or configuration differs from the store's is an
 // error, and nothing is written.
 func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error) {
@@ -232,7 +241,7 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 				st.Kept++
 			}
 		}
-		return nil
+		return importProgress(ctx, tx, run.ID, cells, &st)
 	})
 	if err != nil {
 		if st.Created {
@@ -245,6 +254,26 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 		return st, fmt.Errorf("store: import: %w", err)
 	}
 	return st, nil
+}
+
+// importProgress gives the run's unfinished cells without progress the exported cells'.
+func importProgress(ctx context.Context, tx *sql.Tx, run int64, cells []exportCell, st *ImportStats) error {
+	for _, c := range cells {
+		if c.Progress == nil {
+			continue
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET progress = $1
+WHERE run_id = $2 AND idx = $3 AND status <> 'done' AND progress IS NULL`, jsonArg(c.Progress), run, c.Index)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		st.Resumable += int(n)
+	}
+	return nil
 }
 
 func nullFloat(f *float64) any {

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -104,6 +107,58 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 		if r := getRun(t, s, run.ID); r.Identity != "old" || r.Cells != 2 {
 			t.Errorf("run after the upgrade %+v", r)
+		}
+	})
+}
+
+// TestExportCarriesProgress: an export carries an unfinished cell's progress (not a finished
+// one's, which completion discarded) to the store it is imported into, where a cell that has
+// progress of its own keeps it.
+func TestExportCarriesProgress(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		src := openStore(t, dsn)
+		run := createRun(t, src, "carry", 3)
+		only := ClaimOptions{Runs: []int64{run.ID}}
+		done := mustClaim(t, src, only)
+		if err := src.SaveProgress(ctx, done, []byte(`"done's"`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Complete(ctx, done, Outcome{Seconds: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.SaveProgress(ctx, mustClaim(t, src, only), []byte(`{"calls":7}`)); err != nil {
+			t.Fatal(err)
+		}
+		var export bytes.Buffer
+		if err := src.ExportRun(ctx, run.ID, &export); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(export.String(), `"progress"`); n != 1 || !strings.Contains(export.String(), `"progress":{"calls":7}`) {
+			t.Fatalf("export with %d progress fields, want the running cell's only:\n%s", n, export.String())
+		}
+
+		dst := openStore(t, filepath.Join(t.TempDir(), "dst.db"))
+		st, err := dst.ImportRun(ctx, bytes.NewReader(export.Bytes()))
+		if err != nil || st.Resumable != 1 || st.Filled != 1 {
+			t.Fatalf("import: %+v, %v; want 1 filled, 1 resumable", st, err)
+		}
+		if l := mustClaim(t, dst, ClaimOptions{Runs: []int64{st.Run.ID}}); l.Index != 1 || string(l.Progress) != `{"calls":7}` {
+			t.Errorf("claim after the import: cell %d, progress %s; want cell 1 with the exported progress", l.Index, l.Progress)
+		}
+
+		mine := openStore(t, filepath.Join(t.TempDir(), "mine.db"))
+		r := createRun(t, mine, "carry", 3)
+		mustClaim(t, mine, ClaimOptions{Runs: []int64{r.ID}}) // cell 0
+		if err := mine.SaveProgress(ctx, mustClaim(t, mine, ClaimOptions{Runs: []int64{r.ID}}), []byte(`{"calls":9}`)); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := mine.ImportRun(ctx, bytes.NewReader(export.Bytes())); err != nil || st.Resumable != 0 {
+			t.Errorf("import over a cell with progress of its own: %+v, %v; want none taken", st, err)
+		}
+		var kept string
+		if err := mine.db.QueryRow(`SELECT progress FROM cells WHERE run_id = $1 AND idx = 1`, r.ID).Scan(&kept); err != nil || kept != `{"calls":9}` {
+			t.Errorf("the store's own progress: %s (%v), want kept", kept, err)
 		}
 	})
 }

@@ -169,8 +169,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if s.Created {
 			what = "created"
 		}
-		fmt.Fprintf(stdout, "%s\t%s run %d\t%d cells filled, %d already done here\t%d/%d cells done\n",
-			path, what, s.Run.ID, s.Filled, s.Kept, s.Run.Done, s.Run.Cells)
+		resumable := ""
+		if s.Resumable > 0 {
+			resumable = fmt.Sprintf(", %d unfinished with recorded progress", s.Resumable)
+		}
+		fmt.Fprintf(stdout, "%s\t%s run %d\t%d cells filled, %d already done here%s\t%d/%d cells done\n",
+			path, what, s.Run.ID, s.Filled, s.Kept, resumable, s.Run.Done, s.Run.Cells)
 		if s.Differ > 0 {
 			fmt.Fprintf(stderr, "hyperflat import: %s: %d of the cells already done here differ from the export's in status or metrics (this store's are kept)\n", path, s.Differ)
 		}
