@@ -17,7 +17,8 @@
 // (Experiment.Run), or through a results store (Runner), where every finished cell is
 // committed as it completes, an interrupted run resumes where it stopped, static shards and
 // workers on many machines share one run, and Report prints a stored run again without
-// recomputing anything.
+// recomputing anything. A cell longer than its worker may live saves its progress through
+// its Checkpoint (CheckpointOf), and the worker that takes it over goes on from there.
 //
 // There is no package-level state: a Registry is a value.
 package experiments
