@@ -657,10 +657,9 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancelWrite()
 	if runErr != nil {
-		// What the cell saved since the last write is kept for its next attempt.
-		if err := cp.flush(wctx); err != nil {
-			return true, err
-		}
+		// What the cell saved since the last write is kept for its next attempt; a write that
+		// fails costs that attempt time, never a result.
+		_ = cp.flush(wctx)
 	}
 	if runErr != nil && ctx.Err() != nil {
 		// Interrupted: hand the cell back so that a resumed run goes on with it at once.
