@@ -56,8 +56,9 @@ type exportCell struct {
 // ExportRun writes run id to w as text, one JSON document per line: a header with the run's
 // identity, experiment and options, then every cell in index order with its state and, when
 // done or failed, its outcome exactly as stored; one not done, the progress it saved. A cell
-// still running is written as pending (its lease means nothing elsewhere). The export is what a store holds of the run, so that a run can
-// be kept in version control, moved between stores and continued (ImportRun) or reported on.
+// still running is written as pending (its lease means nothing elsewhere). The export is what
+// a store holds of the run, so that a run can be kept in version control, moved between stores
+// and continued (ImportRun) or reported on.
 func (s *Store) ExportRun(ctx context.Context, id int64, w io.Writer) error {
 	run, err := s.GetRun(ctx, id)
 	if err != nil {
