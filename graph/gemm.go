@@ -20,8 +20,16 @@ func gemm[T Float](ta, tb bool, m, n, k int, a, b, c []T) {
 
 // gemmAcc sets c = op(a)·op(b) + beta·c.
 func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
+	gemmSupport(ta, tb, m, n, k, a, b, beta, c, nil)
+}
+
+// gemmSupport is gemmAcc that also reports, when it can, which rows of c may be nonzero: with
+// beta 0 and support not nil, a product that takes the sparse path sets *support to those
+// rows (see gemmSparse) and returns true; otherwise it returns false and c may be nonzero
+// anywhere.
+func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support *[]int32) bool {
 	if m == 0 || n == 0 {
-		return
+		return false
 	}
 	if k == 0 {
 		if beta == 0 {
@@ -31,10 +39,10 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 				c[i] *= beta
 			}
 		}
-		return
+		return false
 	}
-	if gemmSparse(ta, tb, m, n, k, a, b, beta, c) {
-		return
+	if gemmSparse(ta, tb, m, n, k, a, b, beta, c, support) {
+		return support != nil && beta == 0
 	}
 	lda, ldb := leadingDims(ta, tb, m, n, k)
 	if !gemmThreadsItself && m*n*k >= gemmSplitFlops && max(m, n) >= 16 {
@@ -71,9 +79,10 @@ func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 				}
 			})
 		}
-		return
+		return false
 	}
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
+	return false
 }
 
 // leadingDims are the leading dimensions of contiguous row-major operands of op(a)·op(b).

@@ -56,12 +56,18 @@ func tmark(t bool) string {
 func (op *matMulOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
 
 func (op *matMulOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
-	return run(op.dt,
-		func() (G.Value, error) { return matMulDo[float64](op, dst, in[0], in[1]) },
-		func() (G.Value, error) { return matMulDo[float32](op, dst, in[0], in[1]) })
+	return op.doIntoSupport(dst, nil, in...)
 }
 
-func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value) (G.Value, error) {
+// doIntoSupport is DoInto that records in s (when not nil) the rows of the product that may be
+// nonzero, when the sparse path computed it.
+func (op *matMulOp) doIntoSupport(dst G.Value, s *rowSupport, in ...G.Value) (G.Value, error) {
+	return run(op.dt,
+		func() (G.Value, error) { return matMulDo[float64](op, dst, in[0], in[1], s) },
+		func() (G.Value, error) { return matMulDo[float32](op, dst, in[0], in[1], s) })
+}
+
+func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value, s *rowSupport) (G.Value, error) {
 	a, err := Elements[T](av)
 	if err != nil {
 		return nil, err
@@ -74,7 +80,11 @@ func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("graph: %v: operands have %d and %d elements, want %d and %d", op, len(a), len(b), op.m*op.k, op.k*op.n)
 	}
 	v, c := output[T](dst, op.out)
-	gemm(op.ta, op.tb, op.m, op.n, op.k, a, b, c)
+	if s == nil {
+		gemm(op.ta, op.tb, op.m, op.n, op.k, a, b, c)
+		return v, nil
+	}
+	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows)
 	return v, nil
 }
 

@@ -29,6 +29,19 @@ type intoDoer interface {
 	DoInto(dst G.Value, inputs ...G.Value) (G.Value, error)
 }
 
+// supportDoer is implemented by ops that can also say, as they write their result, which of
+// its rows may be nonzero (Program.NonzeroRows).
+type supportDoer interface {
+	doIntoSupport(dst G.Value, s *rowSupport, inputs ...G.Value) (G.Value, error)
+}
+
+// rowSupport is what a Program knows of where a node's last value is nonzero: when known, it
+// is zero outside rows (increasing) of its leading dimension.
+type rowSupport struct {
+	rows  []int32
+	known bool
+}
+
 // Float is the element type of the values this package computes with.
 type Float interface{ ~float32 | ~float64 }
 

@@ -42,21 +42,71 @@ type AdamCoeffs[T Float] struct {
 func AdamUpdate[T Float](p, g, m, v []T, c AdamCoeffs[T]) (nonFinite bool) {
 	n := len(p)
 	g, m, v = g[:n], m[:n], v[:n]
+	return inChunks(n, func(a, b int) bool { return adamRange(p[a:b], g[a:b], m[a:b], v[a:b], c) })
+}
+
+// AdamUpdateRows is AdamUpdate for a gradient known to be zero outside rows, indices in
+// increasing order of runs of width elements (graph.Program.NonzeroRows): it reads g only in
+// those rows, and updates the others with a gradient of zeros, to the bits AdamUpdate gives
+// them. (With a gradient of zeros Adam still moves a weight, by its momentum.) A layer behind
+// one-hot inputs has most of its rows outside any one batch, and not reading their gradient
+// saves a seventh of the update's memory traffic.
+func AdamUpdateRows[T Float](p, g, m, v []T, width int, rows []int32, c AdamCoeffs[T]) (nonFinite bool) {
+	n := len(p)
+	g, m, v = g[:n], m[:n], v[:n]
+	gap := 0 // where the rows without terms since the last run of rows began
+	rowRuns(rows, func(r0, r1 int) bool {
+		a, b := r0*width, r1*width
+		nonFinite = adamZeroGrad(p[gap:a], m[gap:a], v[gap:a], c) || nonFinite
+		nonFinite = AdamUpdate(p[a:b], g[a:b], m[a:b], v[a:b], c) || nonFinite
+		gap = b
+		return true
+	})
+	return adamZeroGrad(p[gap:], m[gap:], v[gap:], c) || nonFinite
+}
+
+// adamZeroGrad is AdamUpdate with a gradient of zeros, read from a small block that stays in
+// cache.
+func adamZeroGrad[T Float](p, m, v []T, c AdamCoeffs[T]) bool {
+	var zeros []T
+	if unsafe.Sizeof(T(0)) == 4 {
+		zeros = unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad32[0])), len(zeroGrad32))
+	} else {
+		zeros = unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad64[0])), len(zeroGrad64))
+	}
+	return inChunks(len(p), func(a, b int) bool {
+		bad := false
+		for ; a < b; a += len(zeros) {
+			e := min(b, a+len(zeros))
+			bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
+		}
+		return bad
+	})
+}
+
+// zeroGrad32 and zeroGrad64 are adamZeroGrad's gradients; nothing writes them.
+var (
+	zeroGrad32 [2048]float32
+	zeroGrad64 [2048]float64
+)
+
+// inChunks calls f on [0, n) in pieces of optimGrain elements, on several cores when n is
+// large, and reports whether any call returned true.
+func inChunks(n int, f func(a, b int) bool) (any bool) {
 	if n < 2*optimGrain {
-		return adamRange(p, g, m, v, c)
+		return n > 0 && f(0, n)
 	}
 	chunks := (n + optimGrain - 1) / optimGrain
 	flags := make([]bool, chunks)
 	parallelFor(chunks, 1, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			a, b := k*optimGrain, min(n, (k+1)*optimGrain)
-			flags[k] = adamRange(p[a:b], g[a:b], m[a:b], v[a:b], c)
+			flags[k] = f(k*optimGrain, min(n, (k+1)*optimGrain))
 		}
 	})
 	for _, f := range flags {
-		nonFinite = nonFinite || f
+		any = any || f
 	}
-	return nonFinite
+	return any
 }
 
 func adamRange[T Float](p, g, m, v []T, c AdamCoeffs[T]) bool {
@@ -125,6 +175,33 @@ func FirstNonFinite[T Float](x []T) int {
 		}
 	}
 	return -1
+}
+
+// FirstNonFiniteRows is FirstNonFinite for an x known to be zero outside rows (increasing
+// indices of runs of width elements, as for AdamUpdateRows): it reads only those rows.
+func FirstNonFiniteRows[T Float](x []T, width int, rows []int32) int {
+	first := -1
+	rowRuns(rows, func(r0, r1 int) bool {
+		if j := FirstNonFinite(x[r0*width : r1*width]); j >= 0 {
+			first = r0*width + j
+		}
+		return first < 0
+	})
+	return first
+}
+
+// rowRuns calls f(r0, r1) for each run r0, r0+1, …, r1−1 of consecutive indices in rows
+// (increasing), in order, until f returns false.
+func rowRuns(rows []int32, f func(r0, r1 int) bool) {
+	for t := 0; t < len(rows); {
+		r0, r1 := int(rows[t]), int(rows[t])+1
+		for t++; t < len(rows) && int(rows[t]) == r1; t++ {
+			r1++
+		}
+		if !f(r0, r1) {
+			return
+		}
+	}
 }
 
 func anyNonFinite[T Float](x []T) bool {

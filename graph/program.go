@@ -27,6 +27,9 @@ type Program struct {
 	index map[*G.Node]int
 	args  []G.Value
 	prof  map[string]*OpTime
+	// support is what the last run learned of where each node's value is nonzero
+	// (NonzeroRows)
+	support []rowSupport
 
 	// elementwise fusion (fuse.go): inlined nodes are computed inside their consumer's
 	// kernel, and on demand by Value; fresh records the run that last computed each.
@@ -91,6 +94,7 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 	}
 	p.args = make([]G.Value, widest)
 	p.fresh = make([]int, len(order))
+	p.support = make([]rowSupport, len(order))
 	if fuseEnabled {
 		p.fuse(outputs)
 	}
@@ -141,6 +145,7 @@ func (p *Program) Run(ctx context.Context) error {
 		}
 		var v G.Value
 		var err error
+		p.support[i].known = false
 		if p.fused != nil && p.fused[i] != nil {
 			v, err = p.runFused(i)
 		} else {
@@ -148,7 +153,7 @@ func (p *Program) Run(ctx context.Context) error {
 			for j, k := range p.kids[i] {
 				args[j] = p.vals[k]
 			}
-			v, err = p.exec(op, p.vals[i], args)
+			v, err = p.exec(op, p.vals[i], args, &p.support[i])
 		}
 		if p.prof != nil {
 			key := fmt.Sprintf("%v %v", op, n.Shape())
@@ -196,7 +201,7 @@ func (p *Program) demand(i int) error {
 		}
 		args[j] = p.vals[k]
 	}
-	v, err := p.exec(p.nodes[i].Op(), p.vals[i], args)
+	v, err := p.exec(p.nodes[i].Op(), p.vals[i], args, nil)
 	if err != nil {
 		return fmt.Errorf("graph: computing %s: %w", p.nodes[i].Name(), err)
 	}
@@ -205,12 +210,17 @@ func (p *Program) demand(i int) error {
 	return nil
 }
 
-func (p *Program) exec(op G.Op, dst G.Value, args []G.Value) (v G.Value, err error) {
+// exec runs op, into dst where it can, recording what it learns of the result's nonzero rows in
+// s (when not nil).
+func (p *Program) exec(op G.Op, dst G.Value, args []G.Value, s *rowSupport) (v G.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = nil, fmt.Errorf("op %v panicked: %v", op, r)
 		}
 	}()
+	if d, ok := op.(supportDoer); ok && s != nil {
+		return d.doIntoSupport(dst, s, args...)
+	}
 	if d, ok := op.(intoDoer); ok {
 		return d.DoInto(dst, args...)
 	}
@@ -233,6 +243,20 @@ func (p *Program) Value(n *G.Node) (G.Value, error) {
 		return nil, fmt.Errorf("graph: node %s has no value yet; call Run", n.Name())
 	}
 	return p.vals[i], nil
+}
+
+// NonzeroRows returns the rows of n's value from the last Run outside which it is zero, in
+// increasing order, when the Program knows them, and ok = false otherwise. Row i of a value
+// with leading dimension r is the i-th of r equal runs of its row-major data. A Program knows
+// them for a matrix product it computed through the nonzeros of a sparse left operand (the
+// weight gradient of a layer behind one-hot inputs, whose rows are the inputs the batch has),
+// so that an optimizer can leave the rest unread. The slice is overwritten by the next Run.
+func (p *Program) NonzeroRows(n *G.Node) (rows []int32, ok bool) {
+	i, found := p.index[n]
+	if !found || p.runs == 0 || !p.support[i].known {
+		return nil, false
+	}
+	return p.support[i].rows, true
 }
 
 // Float64s returns a copy of n's value from the last Run as float64s, in row-major order.

@@ -46,8 +46,10 @@ var (
 )
 
 // gemmSparse sets c = op(a)·b + beta·c through op(a)'s nonzeros when op(a) is sparse enough,
-// and reports whether it did; it leaves c alone otherwise.
-func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool {
+// and reports whether it did; it leaves c alone otherwise. When it did, beta is 0 and support
+// is not nil, it sets *support to the rows of c that op(a) gives terms to, in increasing
+// order: c is zero outside them.
+func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support *[]int32) bool {
 	if tb || sparseOff || n < 8 || k < 2 || m*n*k < sparseMinFlops || k > 1<<31-1 {
 		return false
 	}
@@ -96,6 +98,14 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) bool
 		})
 	} else {
 		rows(0, m)
+	}
+	if support != nil && beta == 0 {
+		*support = (*support)[:0]
+		for i := 0; i < m; i++ {
+			if s.ptr[i+1] > s.ptr[i] {
+				*support = append(*support, int32(i))
+			}
+		}
 	}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/graph"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Checked is implemented by optimizers whose Step checks the parameters as it writes them, so
@@ -23,16 +24,76 @@ var (
 )
 
 // fastFiniteGrads is finiteGrads through graph's vector scan: the same check and error, at
-// memory speed.
-func fastFiniteGrads[T graph.Float](grads []G.Value) error {
+// memory speed, reading a gradient with known rows (StepRows) only in those rows.
+func fastFiniteGrads[T graph.Float](params []*tensor.Dense, grads []G.Value, rows [][]int32) error {
 	for i, g := range grads {
 		e, err := values[T](g)
 		if err != nil {
 			return fmt.Errorf("samplers: gradient %d: %w", i, err)
 		}
-		if j := graph.FirstNonFinite(e); j >= 0 {
+		j := -1
+		if r := rowsOf(rows, i); r != nil {
+			j = graph.FirstNonFiniteRows(e, rowWidth(params[i]), r)
+		} else {
+			j = graph.FirstNonFinite(e)
+		}
+		if j >= 0 {
 			return fmt.Errorf("samplers: gradient of parameter %d has a non-finite entry (%v at flat index %d)", i, e[j], j)
 		}
 	}
 	return nil
+}
+
+// RowStepper is implemented by optimizers that can be told, with the gradients, the rows
+// outside which each gradient is zero (graph.Program.NonzeroRows gives them for a weight
+// gradient behind one-hot inputs, a few rows of thousands). StepRows then reads no gradient
+// elsewhere, and does exactly what Step does.
+type RowStepper interface {
+	// StepRows is Step with, for each gradient, its nonzero rows (increasing indices into
+	// its leading dimension) or nil where they are not known.
+	StepRows(params []*tensor.Dense, grads []G.Value, rows [][]int32) error
+}
+
+var _ RowStepper = (*Adam)(nil)
+
+// checkRows checks that rows (nil, or one entry per parameter) names, for each parameter with
+// an entry, increasing indices into its leading dimension.
+func checkRows(params []*tensor.Dense, rows [][]int32) error {
+	if rows == nil {
+		return nil
+	}
+	if len(rows) != len(params) {
+		return fmt.Errorf("samplers: %d row lists for %d parameters", len(rows), len(params))
+	}
+	for i, r := range rows {
+		if r == nil {
+			continue
+		}
+		sh := params[i].Shape()
+		if len(sh) == 0 {
+			return fmt.Errorf("samplers: rows given for parameter %d, a scalar", i)
+		}
+		for t, x := range r {
+			if x < 0 || int(x) >= sh[0] || (t > 0 && x <= r[t-1]) {
+				return fmt.Errorf("samplers: the rows of parameter %d (shape %v) are not increasing indices below %d (entry %d is %d)", i, sh, sh[0], t, x)
+			}
+		}
+	}
+	return nil
+}
+
+// rowsOf is rows[i], or nil when rows is nil.
+func rowsOf(rows [][]int32, i int) []int32 {
+	if rows == nil {
+		return nil
+	}
+	return rows[i]
+}
+
+// rowWidth is the number of elements in one row of p's leading dimension.
+func rowWidth(p *tensor.Dense) int {
+	if sh := p.Shape(); sh[0] > 0 {
+		return sh.TotalSize() / sh[0]
+	}
+	return 0
 }

@@ -165,6 +165,13 @@ func (o *Adam) Reset() { o.st = state{} }
 
 // Step applies one Adam update to params in place.
 func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
+	return o.StepRows(params, grads, nil)
+}
+
+// StepRows is Step given, for each gradient, the rows outside which it is zero, or nil (see
+// RowStepper); rows itself may be nil. It reads no gradient outside those rows and leaves
+// params and the moments as Step does, to the bit.
+func (o *Adam) StepRows(params []*tensor.Dense, grads []G.Value, rows [][]int32) error {
 	switch {
 	case !(o.LR >= 0) || math.IsInf(o.LR, 0):
 		return fmt.Errorf("samplers: Adam learning rate %v; want a finite LR ≥ 0", o.LR)
@@ -177,14 +184,17 @@ func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
 	if err != nil {
 		return err
 	}
-	if dt == tensor.Float32 {
-		return adamStep[float32](o, params, grads)
+	if err := checkRows(params, rows); err != nil {
+		return err
 	}
-	return adamStep[float64](o, params, grads)
+	if dt == tensor.Float32 {
+		return adamStep[float32](o, params, grads, rows)
+	}
+	return adamStep[float64](o, params, grads, rows)
 }
 
-func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value) error {
-	if err := fastFiniteGrads[T](grads); err != nil {
+func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32) error {
+	if err := fastFiniteGrads[T](params, grads, rows); err != nil {
 		return err
 	}
 	sl, err := get[T](&o.st, params, 2)
@@ -206,7 +216,13 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value) e
 	o.bad = -1
 	err = each(params, grads, func(i int, p, g []T) {
 		// the vector kernel computes exactly the scalar update of the type's doc comment
-		if graph.AdamUpdate(p, g, sl[0][i], sl[1][i], c) && o.bad < 0 {
+		var bad bool
+		if r := rowsOf(rows, i); r != nil {
+			bad = graph.AdamUpdateRows(p, g, sl[0][i], sl[1][i], rowWidth(params[i]), r, c)
+		} else {
+			bad = graph.AdamUpdate(p, g, sl[0][i], sl[1][i], c)
+		}
+		if bad && o.bad < 0 {
 			o.bad = i
 		}
 	})
@@ -272,7 +288,7 @@ func (o *RMSprop) Step(params []*tensor.Dense, grads []G.Value) error {
 }
 
 func rmspropStep[T graph.Float](o *RMSprop, params []*tensor.Dense, grads []G.Value) error {
-	if err := fastFiniteGrads[T](grads); err != nil {
+	if err := fastFiniteGrads[T](nil, grads, nil); err != nil {
 		return err
 	}
 	// slot 0: s; slot 1: b (momentum); slot 2: a (centered)

@@ -1,11 +1,16 @@
 package train
 
 import (
+	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/samplers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 func oneHotTable(rng *rand.Rand, n, d, perRow int) *datasets.Dataset {
@@ -61,6 +66,52 @@ func TestSparseCacheDeclines(t *testing.T) {
 	} {
 		if c.rows(tc.ds) != nil {
 			t.Errorf("%s: compressed", tc.name)
+		}
+	}
+}
+
+// noRows is Adam without StepRows, so the Trainer hands it whole gradients.
+type noRows struct{ a *samplers.Adam }
+
+func (o noRows) Step(p []*tensor.Dense, g []G.Value) error { return o.a.Step(p, g) }
+func (o noRows) NonFiniteAfterStep() int                   { return o.a.NonFiniteAfterStep() }
+
+// countRows is Adam counting the steps whose first-layer gradient came with its rows.
+type countRows struct {
+	*samplers.Adam
+	known int
+}
+
+func (o *countRows) StepRows(p []*tensor.Dense, g []G.Value, rows [][]int32) error {
+	if rows != nil && rows[0] != nil {
+		o.known++
+	}
+	return o.Adam.StepRows(p, g, rows)
+}
+
+// TestFitWithGradientRows: on a one-hot table the Trainer hands Adam the rows of the first
+// layer's gradient (the inputs each batch has) at every step, and the weights it trains are
+// those of the same fit with whole gradients, to the bit.
+func TestFitWithGradientRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ds := oneHotTable(rng, 96, 1024, 2)
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		fit := func(opt samplers.Optimizer) []float64 {
+			m := newMLP(t, dt, 7, 1024, 3)
+			if _, err := Fit(context.Background(), m, opt, ds, nil, Config{Epochs: 3, BatchSize: 16, Seed: 8}); err != nil {
+				t.Fatal(err)
+			}
+			return weights(m)
+		}
+		counted := &countRows{Adam: samplers.NewKerasAdam(0.01)}
+		got, want := fit(counted), fit(noRows{samplers.NewKerasAdam(0.01)})
+		if steps := 3 * 96 / 16; counted.known != steps {
+			t.Fatalf("%v: %d of %d steps had the first layer's gradient rows", dt, counted.known, steps)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%v: weight %d is %v with gradient rows, %v without", dt, i, got[i], want[i])
+			}
 		}
 	}
 }

@@ -107,6 +107,7 @@ type program struct {
 	// across steps so that a step allocates nothing for them
 	gradVals  []G.Value
 	paramVals []*tensor.Dense
+	gradRows  [][]int32 // what the Program knows of the gradients' nonzero rows (step)
 	// set lists the entries of xv that the last sparse fill made nonzero, so that the next
 	// one clears only those (all of xv when stale: after a dense fill)
 	set      []int
@@ -372,7 +373,7 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 			return res, err
 		}
 	}
-	if err := opt.Step(values, grads); err != nil {
+	if err := p.step(opt, values, grads); err != nil {
 		if checked {
 			if gerr := nonFiniteGrad(); gerr != nil {
 				return res, gerr
@@ -403,6 +404,27 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 		}
 	}
 	return res, nil
+}
+
+// step hands the optimizer the gradients, with the rows outside which each is zero where the
+// Program knows them (a first layer behind one-hot inputs) and the optimizer can use them.
+func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G.Value) error {
+	rs, ok := opt.(samplers.RowStepper)
+	if !ok {
+		return opt.Step(values, grads)
+	}
+	if p.gradRows == nil {
+		p.gradRows = make([][]int32, len(p.grads))
+	}
+	known := false
+	for i, g := range p.grads {
+		p.gradRows[i], _ = p.prog.NonzeroRows(g)
+		known = known || p.gradRows[i] != nil
+	}
+	if !known {
+		return opt.Step(values, grads)
+	}
+	return rs.StepRows(values, grads, p.gradRows)
 }
 
 // countCorrect is how many rows of logits (one per idx, k columns) predict y[idx[r]], with
