@@ -77,7 +77,7 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, supp
 		// only the rows with terms
 		switch cb := c[lo*n : hi*n]; {
 		case beta == 0:
-			clear(cb)
+			clearStream(cb)
 		case beta != 1:
 			for j := range cb {
 				cb[j] *= beta
@@ -108,6 +108,24 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, supp
 		}
 	}
 	return true
+}
+
+// clearStream zeroes s, with non-temporal stores (vec.ClearNT) when it is larger than a core's
+// cache: a weight gradient's block is then read back only in its rows with terms, and
+// ordinary stores would first read all of it. (The runtime's clear streams only from 32 MiB.)
+func clearStream[T Float](s []T) {
+	const streamMin = 1 << 20
+	size := len(s) * int(unsafe.Sizeof(T(0)))
+	if !haveVec || size < streamMin {
+		clear(s)
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), size)
+	head := int(-uintptr(unsafe.Pointer(&b[0])) & 31)
+	body := (size - head) &^ 127
+	clear(b[:head])
+	vec.ClearNT(&b[head], body)
+	clear(b[head+body:])
 }
 
 // fewNonzeros reports whether x has at most limit nonzero entries, reading a block at a time

@@ -172,3 +172,30 @@ func TestFirstNonFiniteRows(t *testing.T) {
 		}
 	}
 }
+
+// TestClearStream zeroes every byte of slices around the streaming threshold, at every
+// alignment, and nothing outside them.
+func TestClearStream(t *testing.T) {
+	for _, n := range []int{0, 5, 1<<18 - 1, 1 << 18, 1<<18 + 37, 3<<18 + 5} {
+		for off := 0; off < 9; off++ {
+			buf := make([]float32, n+off+8)
+			for i := range buf {
+				buf[i] = 1
+			}
+			clearStream(buf[off : off+n])
+			for i, v := range buf {
+				if in := i >= off && i < off+n; in && v != 0 || !in && v != 1 {
+					t.Fatalf("n=%d offset %d: element %d is %v", n, off, i, v)
+				}
+			}
+		}
+	}
+	x := make([]float64, 1<<17+3)
+	for i := range x {
+		x[i] = math.NaN()
+	}
+	clearStream(x[1:])
+	if !math.IsNaN(x[0]) || slices.ContainsFunc(x[1:], func(v float64) bool { return v != 0 }) {
+		t.Fatal("float64: not cleared, or cleared outside")
+	}
+}

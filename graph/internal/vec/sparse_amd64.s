@@ -279,3 +279,23 @@ CNZF64_done:
 	VZEROUPPER
 	MOVQ AX, ret+16(FP)
 	RET
+
+// func ClearNT(p *byte, n int)
+TEXT ·ClearNT(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), DI
+	MOVQ n+8(FP), CX
+	VPXOR Y0, Y0, Y0
+ClearNT_128:
+	CMPQ CX, $128
+	JLT ClearNT_done
+	VMOVNTDQ Y0, (DI)
+	VMOVNTDQ Y0, 32(DI)
+	VMOVNTDQ Y0, 64(DI)
+	VMOVNTDQ Y0, 96(DI)
+	ADDQ $128, DI
+	SUBQ $128, CX
+	JMP ClearNT_128
+ClearNT_done:
+	SFENCE
+	VZEROUPPER
+	RET

@@ -26,6 +26,7 @@ func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool { pan
 func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd, hat int) bool { panic("vec: no kernels") }
 func NonFiniteF32(x *float32, n int) bool                                  { panic("vec: no kernels") }
 func NonFiniteF64(x *float64, n int) bool                                  { panic("vec: no kernels") }
+func ClearNT(p *byte, n int)                                               { panic("vec: no kernels") }
 
 const (
 	RMSWeightDecay = 1 << iota
