@@ -332,6 +332,34 @@ func scanCells(rows *sql.Rows) ([]Cell, error) {
 	return cells, rows.Err()
 }
 
+// SavedProgress returns the progress saved (SaveProgress) by the run's unfinished cells that
+// saved any, by cell index, so that a report can say how far a long cell has come. A version
+// 1 database, opened read-only, has none.
+func (s *Store) SavedProgress(ctx context.Context, run int64) (map[int]json.RawMessage, error) {
+	saved := map[int]json.RawMessage{}
+	if s.version < 2 {
+		return saved, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT idx, progress FROM cells
+WHERE run_id = $1 AND status <> 'done' AND progress IS NOT NULL`, run)
+	if err != nil {
+		return nil, fmt.Errorf("store: saved progress of run %d: %w", run, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var idx int
+		var progress []byte
+		if err := rows.Scan(&idx, &progress); err != nil {
+			return nil, fmt.Errorf("store: saved progress of run %d: %w", run, err)
+		}
+		saved[idx] = json.RawMessage(progress)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: saved progress of run %d: %w", run, err)
+	}
+	return saved, nil
+}
+
 // Retry puts the run's failed cells back to pending and returns how many there were.
 func (s *Store) Retry(ctx context.Context, run int64) (int, error) {
 	var n int64

@@ -40,6 +40,9 @@ func TestSaveProgress(t *testing.T) {
 		if err := s.SaveProgress(ctx, second, []byte(`{"calls":3}`)); err != nil {
 			t.Fatal(err)
 		}
+		if saved, err := s.SavedProgress(ctx, run.ID); err != nil || len(saved) != 1 || string(saved[second.Index]) != `{"calls":3}` {
+			t.Fatalf("SavedProgress = %v, %v; want cell %d's latest save only", saved, err, second.Index)
+		}
 		if err := s.Release(ctx, second); err != nil {
 			t.Fatal(err)
 		}
@@ -63,6 +66,9 @@ func TestSaveProgress(t *testing.T) {
 		var left int
 		if err := s.db.QueryRow(`SELECT COUNT(*) FROM cells WHERE progress IS NOT NULL`).Scan(&left); err != nil || left != 0 {
 			t.Errorf("%d cells keep progress after completion (%v), want 0", left, err)
+		}
+		if saved, err := s.SavedProgress(ctx, run.ID); err != nil || len(saved) != 0 {
+			t.Errorf("SavedProgress after completion = %v, %v; want none", saved, err)
 		}
 		if other := mustClaim(t, s, only); other.Index == fourth.Index || other.Progress != nil {
 			t.Errorf("the other cell: %+v, want cell %d without progress", other, 1-fourth.Index)
@@ -93,6 +99,9 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 		if cs := cells(t, ro, run.ID); len(cs) != 2 {
 			t.Errorf("read-only: %d cells, want 2", len(cs))
+		}
+		if saved, err := ro.SavedProgress(ctx, run.ID); err != nil || len(saved) != 0 {
+			t.Errorf("read-only SavedProgress of a version 1 database = %v, %v; want none", saved, err)
 		}
 		ro.Close()
 

@@ -93,5 +93,6 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	if version < 1 || version > schemaVersion {
 		return fmt.Errorf("database schema version %d; this program reads versions 1 to %d", version, schemaVersion)
 	}
+	s.version = version
 	return nil
 }

@@ -34,6 +34,9 @@ type Store struct {
 	// wmu serializes this process's SQLite write transactions, so that its goroutines queue on
 	// a mutex rather than poll SQLite's file lock; other processes are kept out by the lock.
 	wmu sync.Mutex
+	// version is the database's schema version: schemaVersion once Open has upgraded it, an
+	// older one when it was opened read-only
+	version int
 }
 
 // dialect holds the little SQL that differs between SQLite and PostgreSQL. Both accept $N
@@ -112,6 +115,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		s.db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", s.DSN(), err)
 	}
+	s.version = schemaVersion
 	return s, nil
 }
 

@@ -176,9 +176,13 @@ func runProgress(ctx context.Context, st *store.Store, info store.Run) (ahsc.Run
 	if err != nil {
 		return ahsc.RunProgress{}, err
 	}
+	saved, err := st.SavedProgress(ctx, info.ID)
+	if err != nil {
+		return ahsc.RunProgress{}, err
+	}
 	times := make([]ahsc.CellTime, len(cells))
 	for i, c := range cells {
-		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds}
+		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds, Record: saved[c.Index]}
 	}
 	return ahsc.ParseRunProgress(info.ID, info.Options, times)
 }

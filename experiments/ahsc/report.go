@@ -44,8 +44,19 @@ type RunProgress struct {
 	// its method's finished cells (a method's cells cost alike, and methods differ tenfold:
 	// a clean BOHB cell trains 30 full-fidelity equivalents, AHSC screens for one epoch),
 	// or at the mean of every finished cell while its method has none. NaN before any cell
-	// finished.
+	// finished. (A cell under way counts the same: how long it has run says little of what
+	// is left, so UnderWay shows it beside.)
 	Left float64
+	// UnderWay are the unfinished cells that recorded evaluations (a cell's record survives
+	// its worker: see journal), in cell order.
+	UnderWay []CellRecord
+}
+
+// CellRecord is how far an unfinished cell's recorded search has come.
+type CellRecord struct {
+	Key         string
+	Evaluations int
+	Seconds     float64 // the search's time at its last recorded evaluation
 }
 
 // CellTime is where one cell of a run stands, for RunProgress.
@@ -53,16 +64,42 @@ type CellTime struct {
 	Key     string // "dataset/rREPEAT/method", the ahsc plan's cell key
 	Done    bool
 	Seconds float64 // a done cell's
+	// Record is an unfinished cell's saved progress as the store keeps it
+	// (store.Store.SavedProgress), or nil.
+	Record json.RawMessage
 }
 
 // describe is "run 8, 9/120 cells, ≈ 11.5 core-hours left" (the estimate once a cell
-// finished).
+// finished), followed by the cells under way with their records.
 func (p RunProgress) describe() string {
 	s := fmt.Sprintf("run %d, %d/%d cells", p.ID, p.Done, p.Cells)
 	if !math.IsNaN(p.Left) {
 		s += fmt.Sprintf(", ≈ %.1f core-hours left", p.Left/3600)
 	}
+	for i, r := range p.UnderWay {
+		sep := "; under way: "
+		if i > 0 {
+			sep = ", "
+		}
+		s += fmt.Sprintf("%s%s with %d evaluations recorded over %.1f h of search", sep, r.Key, r.Evaluations, r.Seconds/3600)
+	}
 	return s
+}
+
+// recordOf summarizes a cell's saved record (journal entries), or reports false when there is
+// none it can read.
+func recordOf(key string, stored json.RawMessage) (CellRecord, bool) {
+	if stored == nil {
+		return CellRecord{}, false
+	}
+	progress, _, err := experiments.SavedRecord(stored)
+	var entries []struct {
+		At experiments.F64 `json:"at"`
+	}
+	if err != nil || json.Unmarshal(progress, &entries) != nil || len(entries) == 0 {
+		return CellRecord{}, false
+	}
+	return CellRecord{Key: key, Evaluations: len(entries), Seconds: float64(entries[len(entries)-1].At)}, true
 }
 
 // ParseRunProgress reads the dataset and protocol of a run from its stored options (the
@@ -96,6 +133,11 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 		}
 	}
 	p.Done = all.n
+	for _, c := range cells {
+		if r, ok := recordOf(c.Key, c.Record); ok && !c.Done {
+			p.UnderWay = append(p.UnderWay, r)
+		}
+	}
 	if all.n == 0 {
 		return p, nil
 	}
@@ -362,7 +404,8 @@ func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset
 	}
 	if len(running) > 0 {
 		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left on one core: each unfinished cell at "+
-			"the mean of its method's finished cells, or of all finished cells while its method has none): %s.\n", strings.Join(running, ", "))
+			"the mean of its method's finished cells, or of all finished cells while its method has none; a cell "+
+			"under way, at the same, beside the evaluations it has recorded): %s.\n", strings.Join(running, ", "))
 	}
 	if len(queued) > 0 {
 		fmt.Fprintf(b, "\nSubmitted to the store, no cell finished yet: %s.\n", strings.Join(queued, ", "))
