@@ -81,7 +81,15 @@ func (p RunProgress) describe() string {
 		if i > 0 {
 			sep = ", "
 		}
-		s += fmt.Sprintf("%s%s with %d evaluations recorded over %.1f h of search", sep, r.Key, r.Evaluations, r.Seconds/3600)
+		evals := fmt.Sprintf("%d evaluations", r.Evaluations)
+		if r.Evaluations == 1 {
+			evals = "1 evaluation"
+		}
+		span := fmt.Sprintf("%.1f h", r.Seconds/3600)
+		if r.Seconds < 3600 {
+			span = fmt.Sprintf("%.0f min", r.Seconds/60)
+		}
+		s += fmt.Sprintf("%s%s with %s recorded over %s of search", sep, r.Key, evals, span)
 	}
 	return s
 }

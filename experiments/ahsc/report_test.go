@@ -111,7 +111,7 @@ func TestTable1Figure2(t *testing.T) {
 		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
-		"vehicle (run 8, 9/120 cells, ≈ 14.0 core-hours left; under way: vehicle/r3/bohb with 3 evaluations recorded over 2.5 h of search, superseding run 5).",
+		"vehicle (run 8, 9/120 cells, ≈ 14.0 core-hours left; under way: vehicle/r3/bohb with 3 evaluations recorded over 2.5 h of search, vehicle/r5/bohb with 1 evaluation recorded over 2 min of search, superseding run 5).",
 		"Submitted to the store, no cell finished yet: mnist (clean: run 9, 0/30 cells).",
 		"| 1 | authors | paper | iris | hat | 50m0s | 48h30m0s | 0s | `abc blas=gonum`, `abc blas=openblas` |",
 		"| 2 | authors | paper | mnist | torch | 10m0s | 0s | 0s | – |", "| 3 | clean | paper | wine | torch | – | 0s | 0s | – |",
@@ -137,7 +137,8 @@ func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
 	// AHSC and 17 BOHB cells at their methods' means, 80 others at the mean of all, 3,600/9 =
 	// 400 s: 14·100 + 17·1,000 + 80·400 = 50,400 s = 14.0 core-hours. Repeat 3's BOHB cell has
 	// recorded three evaluations, the last ending 9,000 s into its search (it counts at the
-	// mean all the same); repeat 4's record cannot be read, and a done cell's is not shown.
+	// mean all the same), repeat 5's one, after 150 s; repeat 4's record cannot be read, and a
+	// done cell's is not shown.
 	var cells []CellTime
 	for i := range 120 {
 		method := []string{"ahsc", "bohb", "random", "tpe", "hebo", "turbo"}[i%6]
@@ -150,6 +151,8 @@ func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
 			c.Record = json.RawMessage(`{"code_version":"abc","progress":[{"at":1200,"epochs":8},{"at":4000.5},{"at":9000,"err":"diverged"}]}`)
 		case "vehicle/r4/bohb":
 			c.Record = json.RawMessage(`{"code_version":"abc","progress":{"at":1}}`)
+		case "vehicle/r5/bohb":
+			c.Record = json.RawMessage(`{"code_version":"abc","progress":[{"at":150}]}`)
 		case "vehicle/r0/ahsc":
 			c.Record = json.RawMessage(`{"code_version":"abc","progress":[{"at":5}]}`)
 		}
@@ -159,7 +162,7 @@ func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
 	if err != nil || vehicle.Done != 9 || vehicle.Cells != 120 || vehicle.Left != 50400 {
 		t.Fatalf("vehicle: %+v, %v; want 9/120 done, 50,400 s left", vehicle, err)
 	}
-	if want := []CellRecord{{Key: "vehicle/r3/bohb", Evaluations: 3, Seconds: 9000}}; !slices.Equal(vehicle.UnderWay, want) {
+	if want := []CellRecord{{Key: "vehicle/r3/bohb", Evaluations: 3, Seconds: 9000}, {Key: "vehicle/r5/bohb", Evaluations: 1, Seconds: 150}}; !slices.Equal(vehicle.UnderWay, want) {
 		t.Fatalf("vehicle's cells under way: %+v; want %+v", vehicle.UnderWay, want)
 	}
 	mnistClean, err = ParseRunProgress(9, []byte(`{"preset":"paper","config":{"dataset":"mnist"}}`), make([]CellTime, 30))
