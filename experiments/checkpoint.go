@@ -58,13 +58,13 @@ type savedProgress struct {
 }
 
 // SavedRecord unwraps a cell's progress as the store keeps it (store.Store.SavedProgress): the
-// progress the cell saved through its Checkpoint, and the code version that wrote it.
-func SavedRecord(stored json.RawMessage) (progress json.RawMessage, codeVersion string, err error) {
+// progress the cell saved through its Checkpoint.
+func SavedRecord(stored json.RawMessage) (json.RawMessage, error) {
 	var sp savedProgress
 	if err := json.Unmarshal(stored, &sp); err != nil {
-		return nil, "", fmt.Errorf("experiments: a cell's saved progress: %w", err)
+		return nil, fmt.Errorf("experiments: a cell's saved progress: %w", err)
 	}
-	return sp.Progress, sp.CodeVersion, nil
+	return sp.Progress, nil
 }
 
 // storeCheckpoint is the checkpoint of a stored run's cell, held by the lease l.

@@ -42,6 +42,9 @@ type AdamCoeffs[T Float] struct {
 func AdamUpdate[T Float](p, g, m, v []T, c AdamCoeffs[T]) (nonFinite bool) {
 	n := len(p)
 	g, m, v = g[:n], m[:n], v[:n]
+	if n < 2*optimGrain {
+		return adamRange(p, g, m, v, c) // no closure: this runs for every run of rows, every step
+	}
 	return inChunks(n, func(a, b int) bool { return adamRange(p[a:b], g[a:b], m[a:b], v[a:b], c) })
 }
 
@@ -74,14 +77,20 @@ func adamZeroGrad[T Float](p, m, v []T, c AdamCoeffs[T]) bool {
 	} else {
 		zeros = unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad64[0])), len(zeroGrad64))
 	}
-	return inChunks(len(p), func(a, b int) bool {
-		bad := false
-		for ; a < b; a += len(zeros) {
-			e := min(b, a+len(zeros))
-			bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
-		}
-		return bad
-	})
+	if len(p) < 2*optimGrain {
+		return adamZeroRange(p, m, v, zeros, c)
+	}
+	return inChunks(len(p), func(a, b int) bool { return adamZeroRange(p[a:b], m[a:b], v[a:b], zeros, c) })
+}
+
+// adamZeroRange is adamZeroGrad on one goroutine, zeros a block of them.
+func adamZeroRange[T Float](p, m, v, zeros []T, c AdamCoeffs[T]) bool {
+	bad := false
+	for a := 0; a < len(p); a += len(zeros) {
+		e := min(len(p), a+len(zeros))
+		bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
+	}
+	return bad
 }
 
 // zeroGrad32 and zeroGrad64 are adamZeroGrad's gradients; nothing writes them.
@@ -90,12 +99,9 @@ var (
 	zeroGrad64 [2048]float64
 )
 
-// inChunks calls f on [0, n) in pieces of optimGrain elements, on several cores when n is
-// large, and reports whether any call returned true.
+// inChunks calls f on [0, n) (n ≥ 2·optimGrain) in pieces of optimGrain elements, on several
+// cores, and reports whether any call returned true.
 func inChunks(n int, f func(a, b int) bool) (any bool) {
-	if n < 2*optimGrain {
-		return n > 0 && f(0, n)
-	}
 	chunks := (n + optimGrain - 1) / optimGrain
 	flags := make([]bool, chunks)
 	parallelFor(chunks, 1, func(lo, hi int) {

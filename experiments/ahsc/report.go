@@ -100,7 +100,7 @@ func recordOf(key string, stored json.RawMessage) (CellRecord, bool) {
 	if stored == nil {
 		return CellRecord{}, false
 	}
-	progress, _, err := experiments.SavedRecord(stored)
+	progress, err := experiments.SavedRecord(stored)
 	var entries []struct {
 		At experiments.F64 `json:"at"`
 	}
@@ -142,7 +142,10 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 	}
 	p.Done = all.n
 	for _, c := range cells {
-		if r, ok := recordOf(c.Key, c.Record); ok && !c.Done {
+		if c.Done {
+			continue
+		}
+		if r, ok := recordOf(c.Key, c.Record); ok {
 			p.UnderWay = append(p.UnderWay, r)
 		}
 	}
