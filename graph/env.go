@@ -68,6 +68,19 @@ var envSwitches = []envSwitch{
 		},
 	},
 	{
+		name:    "HYPERFLAT_DEFER",
+		def:     "rows no batch reads updated when next read",
+		meaning: "off: Program.ReadOnlyThroughProduct reports no weight, so training updates every row of a layer behind one-hot inputs at every step, for comparisons",
+		set: func(v string) error {
+			switch v {
+			case "", "off":
+				deferOff = v == "off"
+				return nil
+			}
+			return fmt.Errorf("want off")
+		},
+	},
+	{
 		name:    "HYPERFLAT_FUSEDUMP",
 		def:     "off",
 		meaning: "any non-empty value: Compile prints every fused kernel (its ops, operands and block sizes) to stderr",
@@ -82,6 +95,7 @@ var (
 	sgemmMode   string // "", "blas" or "kernels" (useSgemmKernels)
 	convPath    string // "" or "image" (convOp)
 	sparseOff   bool   // gemmAcc never takes the sparse path (gemmSparse)
+	deferOff    bool   // ReadOnlyThroughProduct is always false
 )
 
 func init() {

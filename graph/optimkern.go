@@ -71,12 +71,7 @@ func AdamUpdateRows[T Float](p, g, m, v []T, width int, rows []int32, c AdamCoef
 // adamZeroGrad is AdamUpdate with a gradient of zeros, read from a small block that stays in
 // cache.
 func adamZeroGrad[T Float](p, m, v []T, c AdamCoeffs[T]) bool {
-	var zeros []T
-	if unsafe.Sizeof(T(0)) == 4 {
-		zeros = unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad32[0])), len(zeroGrad32))
-	} else {
-		zeros = unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad64[0])), len(zeroGrad64))
-	}
+	zeros := zeroGrad[T]()
 	if len(p) < 2*optimGrain {
 		return adamZeroRange(p, m, v, zeros, c)
 	}
@@ -91,6 +86,46 @@ func adamZeroRange[T Float](p, m, v, zeros []T, c AdamCoeffs[T]) bool {
 		bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
 	}
 	return bad
+}
+
+// AdamZeroSteps applies len(cs) Adam steps with a gradient of zeros to p, m and v, the
+// step with cs[k] after the one with cs[k−1], to the bits that many AdamUpdate calls with a
+// zero gradient give, and reports whether any p it wrote, at any step, is NaN or infinite
+// (one that is stays so, or turns NaN, at later steps). It works through
+// blocks that stay in the core's first-level cache, taking each through every step before the
+// next, so that k deferred steps of a row cost one pass over memory rather than k
+// (samplers.Adam's deferred updates of rows no batch has read).
+func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
+	n := len(p)
+	m, v = m[:n], v[:n]
+	if len(cs) == 0 {
+		return false
+	}
+	if n < 2*optimGrain {
+		return adamZeroSteps(p, m, v, cs)
+	}
+	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs) })
+}
+
+// adamZeroSteps is AdamZeroSteps on one goroutine.
+func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) bool {
+	zeros := zeroGrad[T]()
+	bad := false
+	for a := 0; a < len(p); a += len(zeros) {
+		e := min(len(p), a+len(zeros))
+		for _, c := range cs {
+			bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
+		}
+	}
+	return bad
+}
+
+// zeroGrad is the block of zeros of T that adamZeroGrad and adamZeroSteps read as gradients.
+func zeroGrad[T Float]() []T {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad32[0])), len(zeroGrad32))
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&zeroGrad64[0])), len(zeroGrad64))
 }
 
 // zeroGrad32 and zeroGrad64 are adamZeroGrad's gradients; nothing writes them.

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -257,6 +258,32 @@ func (p *Program) NonzeroRows(n *G.Node) (rows []int32, ok bool) {
 		return nil, false
 	}
 	return p.support[i].rows, true
+}
+
+// ReadOnlyThroughProduct reports whether every node of the program that reads w is the
+// matrix product x·w (MatMul(x, w), untransposed). A run then reads w only in the rows that
+// meet x's nonzero columns: a sparse product reads no others, and a dense one multiplies them
+// by zeros, which leaves its sums as they are while those rows hold finite values. So an
+// optimizer may leave the other rows of w behind between runs (samplers.Deferrer) as long as
+// it brings up to date, before each run, the rows x's next value has nonzeros in.
+func (p *Program) ReadOnlyThroughProduct(x, w *G.Node) bool {
+	iw, ok := p.index[w]
+	ix, okx := p.index[x]
+	if !ok || !okx || iw == ix || deferOff {
+		return false
+	}
+	readers := 0
+	for i, kids := range p.kids {
+		if !slices.Contains(kids, iw) {
+			continue
+		}
+		op, isProduct := p.nodes[i].Op().(*matMulOp)
+		if !isProduct || op.ta || op.tb || len(kids) != 2 || kids[0] != ix || kids[1] != iw {
+			return false
+		}
+		readers++
+	}
+	return readers > 0
 }
 
 // Float64s returns a copy of n's value from the last Run as float64s, in row-major order.

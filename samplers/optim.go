@@ -146,8 +146,9 @@ type Adam struct {
 	// training (√(1−β2ᵗ) ≈ 0.03 at t = 1) and for weights whose gradients are small or rare.
 	EpsHat bool
 
-	st  state
-	bad int // NonFiniteAfterStep
+	st   state
+	bad  int    // NonFiniteAfterStep
+	owes *owing // what StepDeferred left behind (defer.go)
 }
 
 // NewAdam returns Adam with learning rate lr and PyTorch's defaults β1 = 0.9, β2 = 0.999,
@@ -160,8 +161,8 @@ func NewKerasAdam(lr float64) *Adam {
 	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-7, EpsHat: true}
 }
 
-// Reset forgets the moment estimates and the step count.
-func (o *Adam) Reset() { o.st = state{} }
+// Reset forgets the moment estimates, the step count and any deferred updates.
+func (o *Adam) Reset() { o.st, o.owes = state{}, nil }
 
 // Step applies one Adam update to params in place.
 func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
@@ -172,6 +173,11 @@ func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
 // RowStepper); rows itself may be nil. It reads no gradient outside those rows and leaves
 // params and the moments as Step does, to the bit.
 func (o *Adam) StepRows(params []*tensor.Dense, grads []G.Value, rows [][]int32) error {
+	return o.stepDeferred(params, grads, rows, nil)
+}
+
+// stepDeferred is StepDeferred, and with lazy nil StepRows.
+func (o *Adam) stepDeferred(params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy []bool) error {
 	switch {
 	case !(o.LR >= 0) || math.IsInf(o.LR, 0):
 		return fmt.Errorf("samplers: Adam learning rate %v; want a finite LR ≥ 0", o.LR)
@@ -187,13 +193,16 @@ func (o *Adam) StepRows(params []*tensor.Dense, grads []G.Value, rows [][]int32)
 	if err := checkRows(params, rows); err != nil {
 		return err
 	}
-	if dt == tensor.Float32 {
-		return adamStep[float32](o, params, grads, rows)
+	if lazy != nil && len(lazy) != len(params) {
+		return fmt.Errorf("samplers: %d deferral flags for %d parameters", len(lazy), len(params))
 	}
-	return adamStep[float64](o, params, grads, rows)
+	if dt == tensor.Float32 {
+		return adamStep[float32](o, params, grads, rows, lazy)
+	}
+	return adamStep[float64](o, params, grads, rows, lazy)
 }
 
-func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32) error {
+func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy []bool) error {
 	if err := fastFiniteGrads[T](params, grads, rows); err != nil {
 		return err
 	}
@@ -201,6 +210,38 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, r
 	if err != nil {
 		return err
 	}
+	// which parameters leave rows behind at this step (lazy, rows known); the others first
+	// take what they owe, so that this step finds them as Step would
+	deferred := func(i int) bool { return lazy != nil && lazy[i] && rows[i] != nil }
+	if err := settleForStep[T](o, params, sl, rows, deferred); err != nil {
+		return err
+	}
+	c := adamCoeffs[T](o)
+	o.bad = -1
+	err = each(params, grads, func(i int, p, g []T) {
+		// the vector kernel computes exactly the scalar update of the type's doc comment
+		var bad bool
+		switch r := rowsOf(rows, i); {
+		case deferred(i):
+			bad = stepOwedRows(o.owes, i, p, g, sl[0][i], sl[1][i], rowWidth(params[i]), r, o.st.steps, c)
+		case r != nil:
+			bad = graph.AdamUpdateRows(p, g, sl[0][i], sl[1][i], rowWidth(params[i]), r, c)
+		default:
+			bad = graph.AdamUpdate(p, g, sl[0][i], sl[1][i], c)
+		}
+		if bad && o.bad < 0 {
+			o.bad = i
+		}
+	})
+	if o.owes != nil {
+		logStep(&o.owes, c)
+	}
+	o.st.steps++
+	return err
+}
+
+// adamCoeffs are the constants of o's next step.
+func adamCoeffs[T graph.Float](o *Adam) graph.AdamCoeffs[T] {
 	t := float64(o.st.steps + 1)
 	c := graph.AdamCoeffs[T]{
 		B1c: T(1 - o.Beta1), B2: T(o.Beta2), B2c: T(1 - o.Beta2),
@@ -213,21 +254,7 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, r
 		b1t, b2t := T(math.Pow(float64(T(o.Beta1)), t)), T(math.Pow(float64(T(o.Beta2)), t))
 		c.Step, c.Bc2, c.Hat = T(o.LR)*T(math.Sqrt(float64(1-b2t)))/(1-b1t), 1, true
 	}
-	o.bad = -1
-	err = each(params, grads, func(i int, p, g []T) {
-		// the vector kernel computes exactly the scalar update of the type's doc comment
-		var bad bool
-		if r := rowsOf(rows, i); r != nil {
-			bad = graph.AdamUpdateRows(p, g, sl[0][i], sl[1][i], rowWidth(params[i]), r, c)
-		} else {
-			bad = graph.AdamUpdate(p, g, sl[0][i], sl[1][i], c)
-		}
-		if bad && o.bad < 0 {
-			o.bad = i
-		}
-	})
-	o.st.steps++
-	return err
+	return c
 }
 
 // NonFiniteAfterStep is the index of the first parameter the last Step left with a NaN or

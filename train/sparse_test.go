@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -76,17 +77,48 @@ type noRows struct{ a *samplers.Adam }
 func (o noRows) Step(p []*tensor.Dense, g []G.Value) error { return o.a.Step(p, g) }
 func (o noRows) NonFiniteAfterStep() int                   { return o.a.NonFiniteAfterStep() }
 
-// countRows is Adam counting the steps whose first-layer gradient came with its rows.
+// countRows is Adam without deferral, counting the steps whose first-layer gradient came
+// with its rows.
 type countRows struct {
-	*samplers.Adam
+	a     *samplers.Adam
 	known int
 }
 
+func (o *countRows) Step(p []*tensor.Dense, g []G.Value) error { return o.a.Step(p, g) }
+func (o *countRows) NonFiniteAfterStep() int                   { return o.a.NonFiniteAfterStep() }
 func (o *countRows) StepRows(p []*tensor.Dense, g []G.Value, rows [][]int32) error {
 	if rows != nil && rows[0] != nil {
 		o.known++
 	}
-	return o.Adam.StepRows(p, g, rows)
+	return o.a.StepRows(p, g, rows)
+}
+
+// countDeferred is Adam counting the steps that deferred the first layer's other rows and
+// the rows it settled.
+type countDeferred struct {
+	*samplers.Adam
+	deferred, settled, settledAll int
+}
+
+func (o *countDeferred) StepDeferred(p []*tensor.Dense, g []G.Value, rows [][]int32, lazy []bool) error {
+	if lazy[0] {
+		o.deferred++
+	}
+	for _, l := range lazy[1:] {
+		if l {
+			return fmt.Errorf("a layer after the first deferred")
+		}
+	}
+	return o.Adam.StepDeferred(p, g, rows, lazy)
+}
+
+func (o *countDeferred) Settle(p []*tensor.Dense, i int, rows []int32) error {
+	if rows == nil {
+		o.settledAll++
+	} else {
+		o.settled += len(rows)
+	}
+	return o.Adam.Settle(p, i, rows)
 }
 
 // TestFitWithGradientRows: on a one-hot table the Trainer hands Adam the rows of the first
@@ -103,7 +135,7 @@ func TestFitWithGradientRows(t *testing.T) {
 			}
 			return weights(m)
 		}
-		counted := &countRows{Adam: samplers.NewKerasAdam(0.01)}
+		counted := &countRows{a: samplers.NewKerasAdam(0.01)}
 		got, want := fit(counted), fit(noRows{samplers.NewKerasAdam(0.01)})
 		if steps := 3 * 96 / 16; counted.known != steps {
 			t.Fatalf("%v: %d of %d steps had the first layer's gradient rows", dt, counted.known, steps)
@@ -111,6 +143,42 @@ func TestFitWithGradientRows(t *testing.T) {
 		for i := range want {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 				t.Fatalf("%v: weight %d is %v with gradient rows, %v without", dt, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestFitDeferred: on a one-hot table Fit lets Adam leave the first layer's rows that a
+// batch does not select behind, settling them when a batch selects them and at each epoch's
+// end, and trains the weights (and validation history, and the weights early stopping
+// restores) of the same fit with whole gradients, to the bit.
+func TestFitDeferred(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ds := oneHotTable(rng, 112, 1024, 2)
+	val := oneHotTable(rng, 40, 1024, 2)
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		cfg := Config{Epochs: 4, BatchSize: 16, Seed: 9, Early: &EarlyStopping{Patience: 1, RestoreBest: true}}
+		fit := func(opt samplers.Optimizer) ([]float64, *History) {
+			m := newMLP(t, dt, 7, 1024, 3)
+			h, err := Fit(context.Background(), m, opt, ds, val, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return weights(m), h
+		}
+		counted := &countDeferred{Adam: samplers.NewKerasAdam(0.03)}
+		got, hGot := fit(counted)
+		want, hWant := fit(noRows{samplers.NewKerasAdam(0.03)})
+		steps := len(hWant.Epochs) * 112 / 16
+		if counted.deferred != steps || counted.settledAll != len(hWant.Epochs) || counted.settled == 0 {
+			t.Fatalf("%v: %d of %d steps deferred, %d rows settled for batches, %d whole settlements in %d epochs", dt, counted.deferred, steps, counted.settled, counted.settledAll, len(hWant.Epochs))
+		}
+		if fmt.Sprint(hGot) != fmt.Sprint(hWant) {
+			t.Fatalf("%v: history %v deferred, %v not", dt, hGot, hWant)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%v: weight %d is %v deferred, %v not", dt, i, got[i], want[i])
 			}
 		}
 	}

@@ -108,6 +108,9 @@ type program struct {
 	gradVals  []G.Value
 	paramVals []*tensor.Dense
 	gradRows  [][]int32 // what the Program knows of the gradients' nonzero rows (step)
+	// rowRead[i]: the Program reads parameter i only as the product of the batch's inputs
+	// with it, so only in the rows the batch's nonzero inputs select (deferral)
+	rowRead []bool
 	// set lists the entries of xv that the last sparse fill made nonzero, so that the next
 	// one clears only those (all of xv when stale: after a dense fill)
 	set      []int
@@ -198,6 +201,12 @@ func (tr *Trainer) build(b int, shape []int, k int, training bool) (*program, er
 	}
 	if p.prog, err = graph.Compile(outs...); err != nil {
 		return nil, err
+	}
+	if training {
+		p.rowRead = make([]bool, len(tr.params))
+		for i, q := range tr.params {
+			p.rowRead[i] = p.prog.ReadOnlyThroughProduct(p.x, q.Node)
+		}
 	}
 	return p, nil
 }
@@ -307,12 +316,20 @@ type StepResult struct {
 
 // Step takes one optimizer step on rows idx of ds, drawing dropout masks from dropout.
 func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *datasets.Dataset, idx []int, dropout *rand.Rand) (StepResult, error) {
+	return tr.step(ctx, opt, ds, idx, dropout, nil)
+}
+
+// step is Step, with the updates of rows no batch reads deferred when d is not nil.
+func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *datasets.Dataset, idx []int, dropout *rand.Rand, d *deferral) (StepResult, error) {
 	var res StepResult
 	p, err := tr.programFor(len(idx), ds, true)
 	if err != nil {
 		return res, err
 	}
 	if err := tr.load(p, ds, idx); err != nil {
+		return res, err
+	}
+	if err := d.settleBatch(p, tr.sparse.rows(ds), idx); err != nil {
 		return res, err
 	}
 	if err := p.pass.Draw(dropout); err != nil {
@@ -373,7 +390,7 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 			return res, err
 		}
 	}
-	if err := p.step(opt, values, grads); err != nil {
+	if err := p.step(opt, values, grads, d); err != nil {
 		if checked {
 			if gerr := nonFiniteGrad(); gerr != nil {
 				return res, gerr
@@ -408,7 +425,7 @@ func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 
 // step hands the optimizer the gradients, with the rows outside which each is zero where the
 // Program knows them (a first layer behind one-hot inputs) and the optimizer can use them.
-func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G.Value) error {
+func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G.Value, d *deferral) error {
 	rs, ok := opt.(samplers.RowStepper)
 	if !ok {
 		return opt.Step(values, grads)
@@ -421,7 +438,10 @@ func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G
 		p.gradRows[i], _ = p.prog.NonzeroRows(g)
 		known = known || p.gradRows[i] != nil
 	}
-	if !known {
+	switch {
+	case d != nil:
+		return d.step(p, values, grads, p.gradRows)
+	case !known:
 		return opt.Step(values, grads)
 	}
 	return rs.StepRows(values, grads, p.gradRows)
@@ -561,6 +581,16 @@ func Fit(ctx context.Context, m layers.Model, opt samplers.Optimizer, trainData,
 
 // Fit trains with opt; see the package function Fit.
 func (tr *Trainer) Fit(ctx context.Context, opt samplers.Optimizer, trainData, valData *datasets.Dataset, cfg Config) (*History, error) {
+	d := tr.newDeferral(opt)
+	h, err := tr.fit(ctx, opt, trainData, valData, cfg, d)
+	// a Fit that stopped within an epoch leaves no update owed either
+	if serr := d.settleAll(); serr != nil && err == nil {
+		err = serr
+	}
+	return h, err
+}
+
+func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, valData *datasets.Dataset, cfg Config, d *deferral) (*History, error) {
 	if cfg.Epochs <= 0 {
 		return nil, fmt.Errorf("train: %d epochs", cfg.Epochs)
 	}
@@ -611,13 +641,16 @@ func (tr *Trainer) Fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 				return h, err
 			}
 			idx := order[start:min(start+bs, trainData.N)]
-			r, err := tr.Step(ctx, opt, trainData, idx, dropout)
+			r, err := tr.step(ctx, opt, trainData, idx, dropout, d)
 			if err != nil {
 				return h, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, batches+1, err)
 			}
 			sum += r.Loss * float64(len(idx))
 			correct += r.Correct
 			batches++
+		}
+		if err := d.settleAll(); err != nil {
+			return h, fmt.Errorf("train: epoch %d: %w", epoch+1, err)
 		}
 		em := EpochMetrics{Epoch: epoch + 1, Loss: sum / float64(trainData.N), Accuracy: float64(correct) / float64(trainData.N),
 			ValLoss: math.NaN(), ValAccuracy: math.NaN()}

@@ -1,0 +1,131 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestAdamZeroSteps: k zero-gradient steps through AdamZeroSteps give the bits of k
+// AdamUpdate calls with a gradient of zeros, step constants changing at every step, for
+// lengths around the vector width, the cache block and the core split, in both Adam forms
+// and with weight decay; a weight that turns infinite is reported.
+func TestAdamZeroSteps(t *testing.T) {
+	testAdamZeroSteps[float32](t)
+	testAdamZeroSteps[float64](t)
+}
+
+func testAdamZeroSteps[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 7, 9, 2047, 2049, 5000, 2*optimGrain + 13} {
+		for _, hat := range []bool{false, true} {
+			p, m, v := make([]T, n), make([]T, n), make([]T, n)
+			for i := range p {
+				p[i], m[i], v[i] = T(rng.NormFloat64()), T(rng.NormFloat64()*1e-2), T(rng.Float64()*1e-3)
+			}
+			p2, m2, v2 := append([]T(nil), p...), append([]T(nil), m...), append([]T(nil), v...)
+			var cs []AdamCoeffs[T]
+			for k := range 6 {
+				c := AdamCoeffs[T]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: T(1e-3 * (1 + 0.1*float64(k))), Bc2: T(0.03 * float64(k+1)), Eps: 1e-7, Hat: hat}
+				if k%2 == 1 {
+					c.WD = 1e-2
+				}
+				cs = append(cs, c)
+			}
+			zero := make([]T, n)
+			for _, c := range cs {
+				if AdamUpdate(p, zero, m, v, c) {
+					t.Fatal("non-finite")
+				}
+			}
+			if AdamZeroSteps(p2, m2, v2, cs) {
+				t.Fatal("non-finite reported")
+			}
+			for i := range p {
+				if p[i] != p2[i] || m[i] != m2[i] || v[i] != v2[i] {
+					t.Fatalf("%T n=%d hat=%v element %d: (%v %v %v) stepped, (%v %v %v) replayed", p[i], n, hat, i, p[i], m[i], v[i], p2[i], m2[i], v2[i])
+				}
+			}
+			if n > 0 {
+				p2[n-1] = T(math.Inf(-1))
+				if !AdamZeroSteps(p2, m2, v2, cs) {
+					t.Fatalf("n=%d: an infinite weight not reported", n)
+				}
+			}
+		}
+	}
+}
+
+// TestReadOnlyThroughProduct: a weight read only by x·w qualifies; one also read elsewhere
+// (a penalty on it, a product with another operand or transposed) does not, nor does a
+// node outside the program.
+func TestReadOnlyThroughProduct(t *testing.T) {
+	build := func(extra func(g *G.ExprGraph, x, w, y *G.Node) *G.Node) (*Program, *G.Node, *G.Node) {
+		g := G.NewGraph()
+		x := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 8), G.WithName("x"))
+		w := G.NewMatrix(g, tensor.Float64, G.WithShape(8, 3), G.WithName("w"))
+		y, err := MatMul(x, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sq, err := Square(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss, err := Sum(sq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if extra != nil {
+			if loss, err = Add(loss, extra(g, x, w, y)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		grads, err := Grad(loss, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compile(loss, grads[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, x, w
+	}
+	must := func(n *G.Node, err error) *G.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	p, x, w := build(nil)
+	if !p.ReadOnlyThroughProduct(x, w) {
+		t.Error("a weight read only as x·w does not qualify")
+	}
+	if p.ReadOnlyThroughProduct(w, x) || p.ReadOnlyThroughProduct(x, x) {
+		t.Error("operands swapped, or one node as both, qualify")
+	}
+	for name, extra := range map[string]func(g *G.ExprGraph, x, w, y *G.Node) *G.Node{
+		"penalty": func(g *G.ExprGraph, x, w, y *G.Node) *G.Node { return must(Sum(must(Square(w)))) },
+		"other product": func(g *G.ExprGraph, x, w, y *G.Node) *G.Node {
+			z := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 8), G.WithName("z"))
+			return must(Sum(must(MatMul(z, w))))
+		},
+		"transposed": func(g *G.ExprGraph, x, w, y *G.Node) *G.Node {
+			z := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 3), G.WithName("z"))
+			return must(Sum(must(MatMulT(z, w, false, true))))
+		},
+	} {
+		p, x, w := build(extra)
+		if p.ReadOnlyThroughProduct(x, w) {
+			t.Errorf("%s: a weight also read elsewhere qualifies", name)
+		}
+	}
+	other := G.NewMatrix(G.NewGraph(), tensor.Float64, G.WithShape(8, 3), G.WithName("other"))
+	if p.ReadOnlyThroughProduct(x, other) {
+		t.Error("a node outside the program qualifies")
+	}
+}
