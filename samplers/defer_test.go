@@ -31,7 +31,7 @@ func TestAdamStepDeferred(t *testing.T) {
 			}
 			eager, lazy := mk(), mk()
 			rng := rand.New(rand.NewPCG(5, 6))
-			const r, w = 300, 12
+			const r, w = 300, 64
 			init := make([]float64, r*w)
 			for i := range init {
 				init[i] = rng.NormFloat64()
@@ -133,13 +133,27 @@ func TestAdamStepDeferred(t *testing.T) {
 			same(44, "plain Step after deferred ones")
 		}
 	}
+	// rows narrower than a cache line's worth of work are not deferred: the step updates them
+	narrow := samplers.NewAdam(1e-2)
+	p := []*tensor.Dense{tensorOf(tensor.Float64, make([]float64, 40), 20, 2)}
+	g := []G.Value{tensorOf(tensor.Float64, make([]float64, 40), 20, 2)}
+	g[0].Data().([]float64)[0], g[0].Data().([]float64)[2] = 1, 1
+	for r := range 2 { // row 1 would owe the first step, were it deferred
+		if err := narrow.StepDeferred(p, g, [][]int32{{int32(r)}}, []bool{true}); err != nil {
+			t.Fatalf("narrow rows: %v", err)
+		}
+	}
+	if p[0].Data().([]float64)[0] == 0 {
+		t.Fatal("narrow rows: the step did nothing")
+	}
 }
 
 // TestAdamSettleErrors: Settle refuses rows that are not increasing indices and a parameter
 // index out of range, and reports a weight that its owed updates make non-finite.
 func TestAdamSettleErrors(t *testing.T) {
 	o := samplers.NewAdam(1e-2)
-	p := []*tensor.Dense{tensorOf(tensor.Float64, make([]float64, 8), 4, 2)}
+	const w = 64
+	p := []*tensor.Dense{tensorOf(tensor.Float64, make([]float64, 4*w), 4, w)}
 	for _, c := range []struct {
 		i    int
 		rows []int32
@@ -148,7 +162,11 @@ func TestAdamSettleErrors(t *testing.T) {
 			t.Errorf("Settle(%d, %v) accepted", c.i, c.rows)
 		}
 	}
-	g := []G.Value{tensorOf(tensor.Float64, []float64{1, 1, 1, 1, 1, 1, 1, 1}, 4, 2)}
+	ones := make([]float64, 4*w)
+	for i := range ones {
+		ones[i] = 1
+	}
+	g := []G.Value{tensorOf(tensor.Float64, ones, 4, w)}
 	if err := o.StepRows(p, g, [][]int32{{0, 1, 2, 3}}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +176,7 @@ func TestAdamSettleErrors(t *testing.T) {
 	if err := o.StepDeferred(p, g, [][]int32{{0}}, nil); err == nil {
 		t.Error("StepDeferred without deferral flags accepted")
 	}
-	p[0].Data().([]float64)[2*2] = math.Inf(1) // row 2 owes a step
+	p[0].Data().([]float64)[2*w] = math.Inf(1) // row 2 owes a step
 	if err := o.Settle(p, 0, []int32{1}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/samplers"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -159,7 +160,15 @@ func TestFitDeferred(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		cfg := Config{Epochs: 4, BatchSize: 16, Seed: 9, Early: &EarlyStopping{Patience: 1, RestoreBest: true}}
 		fit := func(opt samplers.Optimizer) ([]float64, *History) {
-			m := newMLP(t, dt, 7, 1024, 3)
+			net, err := layers.NewNet(dt, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// a first layer wide enough to be deferred (samplers' deferMinWidth)
+			m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 1024, Hidden: []int{64}, Out: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
 			h, err := Fit(context.Background(), m, opt, ds, val, cfg)
 			if err != nil {
 				t.Fatal(err)
