@@ -107,18 +107,41 @@ func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
 	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs) })
 }
 
-// adamZeroSteps is AdamZeroSteps on one goroutine.
+// adamZeroSteps is AdamZeroSteps on one goroutine. Weights whose moments are both zero (an
+// input no batch has had yet) keep them, and their value, through steps without weight decay,
+// to the bit (m + (1−β1)(0 − m) is +0 for m = +0, and moments never hold −0), so pieces of
+// zeroMomentChunk such weights are skipped: a one-hot layer has many.
 func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) bool {
 	zeros := zeroGrad[T]()
+	skip := true
+	for _, c := range cs {
+		skip = skip && c.WD == 0
+	}
+	still := func(a int) bool { // whether chunk a's moments are all zero
+		e := min(len(p), a+zeroMomentChunk)
+		return skip && firstNonzero(m[a:e]) == e-a && firstNonzero(v[a:e]) == e-a
+	}
 	bad := false
-	for a := 0; a < len(p); a += len(zeros) {
-		e := min(len(p), a+len(zeros))
+	for a := 0; a < len(p); {
+		if still(a) {
+			a += zeroMomentChunk
+			continue
+		}
+		e := a + zeroMomentChunk
+		for e < len(p) && e-a < len(zeros) && !still(e) {
+			e += zeroMomentChunk
+		}
+		e = min(e, len(p))
 		for _, c := range cs {
 			bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
 		}
+		a = e
 	}
 	return bad
 }
+
+// zeroMomentChunk is the piece of weights adamZeroSteps skips when its moments are zero.
+const zeroMomentChunk = 256
 
 // zeroGrad is the block of zeros of T that adamZeroGrad and adamZeroSteps read as gradients.
 func zeroGrad[T Float]() []T {
