@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -137,5 +139,102 @@ func TestReadOnlyThroughProduct(t *testing.T) {
 	other := G.NewMatrix(G.NewGraph(), tensor.Float64, G.WithShape(8, 3), G.WithName("other"))
 	if p.ReadOnlyThroughProduct(x, other) {
 		t.Error("a node outside the program qualifies")
+	}
+}
+
+// TestReadOnlyClearsDirtyRows: a weight gradient behind one-hot batches, promised read-only,
+// is recomputed by clearing only the rows the last run wrote, and equals, run after run, the
+// gradient of a Program that clears all of it; a dense batch in between (rows unknown) and a
+// second Program (another buffer) change nothing; withdrawn, the promise lets a write into the
+// value be cleared.
+func TestReadOnlyClearsDirtyRows(t *testing.T) {
+	const batch, in, out = 16, 512, 16
+	g := G.NewGraph()
+	x := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, in), G.WithName("x"))
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := G.NewMatrix(g, tensor.Float64, G.WithShape(in, out), G.WithName("w"),
+		G.WithValue(tensor.New(tensor.WithShape(in, out), tensor.WithBacking(randomMatrix(rng, in, out, 1)))))
+	y, err := MatMul(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, err := Square(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss, err := Sum(sq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := Grad(loss, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := Compile(loss, grads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clean.SetReadOnly(grads[0], true); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Compile(loss, grads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := whole.SetReadOnly(G.NewScalar(G.NewGraph(), tensor.Float64), true); err == nil {
+		t.Error("SetReadOnly of a node outside the program accepted")
+	}
+	run := func(p *Program, xs []float64) ([]float64, bool) {
+		t.Helper()
+		if err := p.Let(x, tensor.New(tensor.WithShape(batch, in), tensor.WithBacking(xs))); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		v, err := p.Value(grads[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, known := p.NonzeroRows(grads[0])
+		return v.Data().([]float64), known
+	}
+	sparseRuns := 0
+	for step := 0; step < 6; step++ {
+		xs := make([]float64, batch*in)
+		if step == 3 {
+			for i := range xs {
+				xs[i] = rng.NormFloat64()
+			}
+		} else {
+			for r := 0; r < batch; r++ {
+				xs[r*in+rng.IntN(in)] = 1
+				xs[r*in+rng.IntN(in)] = 2
+			}
+		}
+		got, known := run(clean, xs)
+		want, _ := run(whole, slices.Clone(xs))
+		if step == 4 {
+			// the promise withdrawn, a write into the value is cleared by the next run
+			if err := clean.SetReadOnly(grads[0], false); err != nil {
+				t.Fatal(err)
+			}
+			got[0] = 7
+			if err := clean.SetReadOnly(grads[0], true); err != nil {
+				t.Fatal(err)
+			}
+			got, known = run(clean, xs)
+		}
+		if known {
+			sparseRuns++
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("step %d: element %d is %v clearing the last run's rows, %v clearing all", step, i, got[i], want[i])
+			}
+		}
+	}
+	if sparseRuns != 5 {
+		t.Fatalf("%d of 5 one-hot runs went through the sparse product", sparseRuns)
 	}
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"unsafe"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -84,7 +85,15 @@ func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value, s *rowSupport) (G.Valu
 		gemm(op.ta, op.tb, op.m, op.n, op.k, a, b, c)
 		return v, nil
 	}
-	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows)
+	var dirty *[]int32
+	if s.readOnly && s.clean && len(c) > 0 && s.buf == unsafe.Pointer(&c[0]) {
+		dirty = &s.dirty
+	}
+	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty)
+	s.clean = s.readOnly && s.known && len(c) > 0
+	if s.clean {
+		s.dirty, s.buf = append(s.dirty[:0], s.rows...), unsafe.Pointer(&c[0])
+	}
 	return v, nil
 }
 

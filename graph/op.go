@@ -40,6 +40,12 @@ type supportDoer interface {
 type rowSupport struct {
 	rows  []int32
 	known bool
+	// With readOnly (Program.ReadOnly: nothing writes into the value between runs), clean
+	// says that the buffer at buf is zero outside the rows dirty, as the last run left it, so
+	// that the next may clear only those.
+	readOnly, clean bool
+	dirty           []int32
+	buf             unsafe.Pointer
 }
 
 // Float is the element type of the values this package computes with.

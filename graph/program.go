@@ -260,6 +260,22 @@ func (p *Program) NonzeroRows(n *G.Node) (rows []int32, ok bool) {
 	return p.support[i].rows, true
 }
 
+// SetReadOnly with on promises that nothing writes into n's value between runs (an optimizer
+// that only reads a gradient), so that a run that recomputes it through a sparse product (a
+// weight gradient behind one-hot inputs, NonzeroRows) may clear only the rows the previous
+// run wrote instead of all of it; a caller that writes into the value while the promise holds
+// gets wrong values from later runs. SetReadOnly(n, false) withdraws it: the next run clears
+// all of the value again.
+func (p *Program) SetReadOnly(n *G.Node, on bool) error {
+	i, ok := p.index[n]
+	if !ok {
+		return fmt.Errorf("graph: node %s is not part of this program", n.Name())
+	}
+	s := &p.support[i]
+	s.readOnly, s.clean = on, s.clean && on
+	return nil
+}
+
 // ReadOnlyThroughProduct reports whether every node of the program that reads w is the
 // matrix product x·w (MatMul(x, w), untransposed). A run then reads w only in the rows that
 // meet x's nonzero columns: a sparse product reads no others, and a dense one multiplies them

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -48,8 +49,9 @@ var (
 // gemmSparse sets c = op(a)·b + beta·c through op(a)'s nonzeros when op(a) is sparse enough,
 // and reports whether it did; it leaves c alone otherwise. When it did, beta is 0 and support
 // is not nil, it sets *support to the rows of c that op(a) gives terms to, in increasing
-// order: c is zero outside them.
-func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support *[]int32) bool {
+// order: c is zero outside them. With beta 0 and dirty not nil (c is zero outside the rows
+// *dirty, increasing, as the last product into c left it), it clears only those rows.
+func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support, dirty *[]int32) bool {
 	if tb || sparseOff || n < 8 || k < 2 || m*n*k < sparseMinFlops || k > 1<<31-1 {
 		return false
 	}
@@ -76,6 +78,11 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, supp
 		// a weight gradient's rows are mostly empty: scale the block at once, then visit
 		// only the rows with terms
 		switch cb := c[lo*n : hi*n]; {
+		case beta == 0 && dirty != nil:
+			d := *dirty
+			for t, _ := slices.BinarySearch(d, int32(lo)); t < len(d) && int(d[t]) < hi; t++ {
+				clear(c[int(d[t])*n : (int(d[t])+1)*n])
+			}
 		case beta == 0:
 			clearStream(cb)
 		case beta != 1:

@@ -66,7 +66,7 @@ func testGemmSparse(t *testing.T) {
 				refSparse(ta, sh.m, sh.n, sh.k, a, b, beta, want)
 
 				got := append([]float64(nil), c0...)
-				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a, b, beta, got, nil) {
+				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a, b, beta, got, nil, nil) {
 					t.Fatalf("%s: a 3%%-full operand did not take the sparse path", name)
 				}
 				for i := range want {
@@ -77,7 +77,7 @@ func testGemmSparse(t *testing.T) {
 				}
 
 				a32, b32, c32 := to32(a), to32(b), to32(c0)
-				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a32, b32, float32(beta), c32, nil) {
+				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a32, b32, float32(beta), c32, nil, nil) {
 					t.Fatalf("%s: float32 did not take the sparse path", name)
 				}
 				for i := range want {
@@ -122,7 +122,7 @@ func TestGemmSparseDeclines(t *testing.T) {
 		for i := range c {
 			c[i] = 7
 		}
-		if gemmSparse(false, tc.tb, m, tc.n, k, a, b, 0, c[:m*tc.n], nil) {
+		if gemmSparse(false, tc.tb, m, tc.n, k, a, b, 0, c[:m*tc.n], nil, nil) {
 			t.Errorf("%s: took the sparse path", tc.name)
 		}
 		for i, v := range c {
@@ -132,7 +132,7 @@ func TestGemmSparseDeclines(t *testing.T) {
 		}
 	}
 	setSwitch(t, "HYPERFLAT_SPARSE", "off")
-	if gemmSparse(false, false, m, n, k, randomMatrix(rng, m, k, 0.01), b, 0, c, nil) {
+	if gemmSparse(false, false, m, n, k, randomMatrix(rng, m, k, 0.01), b, 0, c, nil, nil) {
 		t.Error("HYPERFLAT_SPARSE=off: took the sparse path")
 	}
 }
@@ -147,7 +147,7 @@ func TestGemmSparseSplitIndependent(t *testing.T) {
 	for _, p := range []int{1, 2, 8} {
 		c := make([]float32, m*n)
 		withProcs(t, p, func() {
-			if !gemmSparse(true, false, m, n, k, a, b, 0, c, nil) {
+			if !gemmSparse(true, false, m, n, k, a, b, 0, c, nil, nil) {
 				t.Fatal("no sparse path")
 			}
 		})
@@ -302,7 +302,7 @@ func TestGemmSparseDecisionIsTheCount(t *testing.T) {
 		want := countNonzero(a) <= limit
 		for _, ta := range []bool{false, true} {
 			c := make([]float64, m*n)
-			got := gemmSparse(ta, false, m, n, k, a, b, 0, c, nil)
+			got := gemmSparse(ta, false, m, n, k, a, b, 0, c, nil, nil)
 			if got != want {
 				t.Errorf("%s, ta=%v: sparse path %v with %d nonzeros (limit %d)", tc.name, ta, got, countNonzero(a), limit)
 			}

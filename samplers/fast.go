@@ -47,7 +47,9 @@ func fastFiniteGrads[T graph.Float](params []*tensor.Dense, grads []G.Value, row
 // RowStepper is implemented by optimizers that can be told, with the gradients, the rows
 // outside which each gradient is zero (graph.Program.NonzeroRows gives them for a weight
 // gradient behind one-hot inputs, a few rows of thousands). StepRows then reads no gradient
-// elsewhere, and does exactly what Step does.
+// elsewhere, and does exactly what Step does. Neither writes into the gradients: a caller may
+// rely on that (train lets its Program clear only the rows of a gradient that the last step
+// wrote, graph.Program.SetReadOnly).
 type RowStepper interface {
 	// StepRows is Step with, for each gradient, its nonzero rows (increasing indices into
 	// its leading dimension) or nil where they are not known.

@@ -111,6 +111,9 @@ type program struct {
 	// rowRead[i]: the Program reads parameter i only as the product of the batch's inputs
 	// with it, so only in the rows the batch's nonzero inputs select (deferral)
 	rowRead []bool
+	// readOnly: the gradients are promised read-only to the Program (the optimizer of the
+	// last step was a samplers.RowStepper)
+	readOnly bool
 	// set lists the entries of xv that the last sparse fill made nonzero, so that the next
 	// one clears only those (all of xv when stale: after a dense fill)
 	set      []int
@@ -427,6 +430,16 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 // Program knows them (a first layer behind one-hot inputs) and the optimizer can use them.
 func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G.Value, d *deferral) error {
 	rs, ok := opt.(samplers.RowStepper)
+	if ok != p.readOnly {
+		// a RowStepper only reads the gradients, so the Program may clear only the rows of
+		// one that its last run wrote; another optimizer might write into them
+		for _, g := range p.grads {
+			if err := p.prog.SetReadOnly(g, ok); err != nil {
+				return err
+			}
+		}
+		p.readOnly = ok
+	}
 	if !ok {
 		return opt.Step(values, grads)
 	}
