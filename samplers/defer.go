@@ -90,7 +90,7 @@ type owing struct {
 // settleForStep prepares an Adam step in which the parameters i with deferred(i) leave rows
 // behind: those must not owe anything in the rows the step updates, and the others take
 // everything they owe.
-func settleForStep[T graph.Float](o *Adam, params []*tensor.Dense, sl slots[T], rows [][]int32, deferred func(int) bool) error {
+func settleForStep[T graph.Float](o *Adam, params []*tensor.Dense, rows [][]int32, deferred func(int) bool) error {
 	some := false
 	for i := range params {
 		some = some || deferred(i)

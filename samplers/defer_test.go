@@ -176,11 +176,16 @@ func TestAdamSettleErrors(t *testing.T) {
 	if err := o.StepDeferred(p, g, [][]int32{{0}}, nil); err == nil {
 		t.Error("StepDeferred without deferral flags accepted")
 	}
+
 	p[0].Data().([]float64)[2*w] = math.Inf(1) // row 2 owes a step
 	if err := o.Settle(p, 0, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Settle(p, 0, nil); err == nil || !strings.Contains(err.Error(), "is NaN or infinite") || !errors.Is(err, samplers.ErrNonFinite) {
 		t.Errorf("an infinite weight after its owed updates: %v", err)
+	}
+	// no rows known: a whole step, deferring nothing, whatever lazy says
+	if err := o.StepDeferred(p, g, nil, []bool{true}); err != nil {
+		t.Errorf("a deferred step without rows: %v", err)
 	}
 }

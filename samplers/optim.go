@@ -213,9 +213,9 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, r
 	// which parameters leave rows behind at this step (lazy, rows known); the others first
 	// take what they owe, so that this step finds them as Step would
 	deferred := func(i int) bool {
-		return lazy != nil && lazy[i] && rows[i] != nil && rowWidth(params[i]) >= deferMinWidth
+		return lazy != nil && lazy[i] && rowsOf(rows, i) != nil && rowWidth(params[i]) >= deferMinWidth
 	}
-	if err := settleForStep[T](o, params, sl, rows, deferred); err != nil {
+	if err := settleForStep[T](o, params, rows, deferred); err != nil {
 		return err
 	}
 	c := adamCoeffs[T](o)

@@ -132,6 +132,9 @@ func (d *deferral) step(p *program, values []*tensor.Dense, grads []G.Value, row
 		d.lazy[i] = d.sparse && p.rowRead[i] && rows[i] != nil
 	}
 	if err := d.opt.StepDeferred(values, grads, rows, d.lazy); err != nil {
+		if errors.Is(err, samplers.ErrNonFinite) { // from settling rows this step updates whole
+			return fmt.Errorf("%w: %v", ErrDiverged, err)
+		}
 		return err
 	}
 	for i, l := range d.lazy {
