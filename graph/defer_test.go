@@ -75,24 +75,11 @@ func testAdamZeroSteps[T Float](t *testing.T) {
 // (a penalty on it, a product with another operand or transposed) does not, nor does a
 // node outside the program.
 func TestReadOnlyThroughProduct(t *testing.T) {
-	build := func(extra func(g *G.ExprGraph, x, w, y *G.Node) *G.Node) (*Program, *G.Node, *G.Node) {
-		g := G.NewGraph()
-		x := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 8), G.WithName("x"))
-		w := G.NewMatrix(g, tensor.Float64, G.WithShape(8, 3), G.WithName("w"))
-		y, err := MatMul(x, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sq, err := Square(y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		loss, err := Sum(sq)
-		if err != nil {
-			t.Fatal(err)
-		}
+	build := func(extra func(g *G.ExprGraph, x, w *G.Node) *G.Node) (*Program, *G.Node, *G.Node) {
+		x, w, loss, _ := productLoss(t, 4, 8, 3, nil)
+		var err error
 		if extra != nil {
-			if loss, err = Add(loss, extra(g, x, w, y)); err != nil {
+			if loss, err = Add(loss, extra(x.Graph(), x, w)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -120,13 +107,13 @@ func TestReadOnlyThroughProduct(t *testing.T) {
 	if p.ReadOnlyThroughProduct(w, x) || p.ReadOnlyThroughProduct(x, x) {
 		t.Error("operands swapped, or one node as both, qualify")
 	}
-	for name, extra := range map[string]func(g *G.ExprGraph, x, w, y *G.Node) *G.Node{
-		"penalty": func(g *G.ExprGraph, x, w, y *G.Node) *G.Node { return must(Sum(must(Square(w)))) },
-		"other product": func(g *G.ExprGraph, x, w, y *G.Node) *G.Node {
+	for name, extra := range map[string]func(g *G.ExprGraph, x, w *G.Node) *G.Node{
+		"penalty": func(g *G.ExprGraph, x, w *G.Node) *G.Node { return must(Sum(must(Square(w)))) },
+		"other product": func(g *G.ExprGraph, x, w *G.Node) *G.Node {
 			z := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 8), G.WithName("z"))
 			return must(Sum(must(MatMul(z, w))))
 		},
-		"transposed": func(g *G.ExprGraph, x, w, y *G.Node) *G.Node {
+		"transposed": func(g *G.ExprGraph, x, w *G.Node) *G.Node {
 			z := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 3), G.WithName("z"))
 			return must(Sum(must(MatMulT(z, w, false, true))))
 		},
@@ -149,27 +136,8 @@ func TestReadOnlyThroughProduct(t *testing.T) {
 // value be cleared.
 func TestReadOnlyClearsDirtyRows(t *testing.T) {
 	const batch, in, out = 16, 512, 16
-	g := G.NewGraph()
-	x := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, in), G.WithName("x"))
 	rng := rand.New(rand.NewPCG(3, 4))
-	w := G.NewMatrix(g, tensor.Float64, G.WithShape(in, out), G.WithName("w"),
-		G.WithValue(tensor.New(tensor.WithShape(in, out), tensor.WithBacking(randomMatrix(rng, in, out, 1)))))
-	y, err := MatMul(x, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sq, err := Square(y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loss, err := Sum(sq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	grads, err := Grad(loss, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, _, loss, grads := productLoss(t, batch, in, out, rng)
 	clean, err := Compile(loss, grads[0])
 	if err != nil {
 		t.Fatal(err)
@@ -237,4 +205,29 @@ func TestReadOnlyClearsDirtyRows(t *testing.T) {
 	if sparseRuns != 5 {
 		t.Fatalf("%d of 5 one-hot runs went through the sparse product", sparseRuns)
 	}
+}
+
+// productLoss builds loss = Σ (x·w)² for a batch x of b rows of in inputs and a weight w of out
+// columns (random, from rng, when rng is not nil), and loss's gradient with respect to w.
+func productLoss(t *testing.T, b, in, out int, rng *rand.Rand) (x, w, loss *G.Node, grads G.Nodes) {
+	t.Helper()
+	g := G.NewGraph()
+	x = G.NewMatrix(g, tensor.Float64, G.WithShape(b, in), G.WithName("x"))
+	opts := []G.NodeConsOpt{G.WithShape(in, out), G.WithName("w")}
+	if rng != nil {
+		opts = append(opts, G.WithValue(tensor.New(tensor.WithShape(in, out), tensor.WithBacking(randomMatrix(rng, in, out, 1)))))
+	}
+	w = G.NewMatrix(g, tensor.Float64, opts...)
+	y, err := MatMul(x, w)
+	if err == nil {
+		if y, err = Square(y); err == nil {
+			if loss, err = Sum(y); err == nil {
+				grads, err = Grad(loss, w)
+			}
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, w, loss, grads
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -16,27 +15,8 @@ import (
 // whose batch is dense, or of a node it did not compute through the sparse path.
 func TestNonzeroRows(t *testing.T) {
 	const batch, in, out = 16, 512, 16
-	g := G.NewGraph()
-	x := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, in), G.WithName("x"))
 	rng := rand.New(rand.NewPCG(1, 2))
-	w := G.NewMatrix(g, tensor.Float64, G.WithShape(in, out), G.WithName("w"),
-		G.WithValue(tensor.New(tensor.WithShape(in, out), tensor.WithBacking(randomMatrix(rng, in, out, 1)))))
-	y, err := MatMul(x, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sq, err := Square(y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loss, err := Sum(sq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	grads, err := Grad(loss, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, w, loss, grads := productLoss(t, batch, in, out, rng)
 	p, err := Compile(loss, grads[0])
 	if err != nil {
 		t.Fatal(err)
