@@ -89,6 +89,7 @@ func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value, s *rowSupport) (G.Valu
 	if s.readOnly && s.clean && len(c) > 0 && s.buf == unsafe.Pointer(&c[0]) {
 		dirty = &s.dirty
 	}
+	s.clean = false // until this product is done (a panic would leave c anything)
 	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty)
 	s.clean = s.readOnly && s.known && len(c) > 0
 	if s.clean {
