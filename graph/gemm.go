@@ -45,18 +45,16 @@ func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, sup
 		return support != nil && beta == 0
 	}
 	lda, ldb := leadingDims(ta, tb, m, n, k)
-	if !gemmThreadsItself && m*n*k >= gemmSplitFlops && max(m, n) >= 16 {
+	if !gemmThreadsItself && m*n*k >= gemmSplitFlops && max(m, n) >= 16 && !(procs() == 1 && kernelsWhole[T](ta, tb, m, n, k)) {
 		// Split in whole kernel blocks (8 rows, or 24 columns) into gemmPieces pieces fixed by
 		// the shape alone, on one core as on several: a BLAS may round a product differently
 		// by its width (OpenBLAS does), so a split that followed the number of cores would
 		// make results depend on it.
 		if m >= n {
-			const rb = 8
-			blocks := (m + rb - 1) / rb
-			pieces := min(blocks, gemmPieces)
+			_, _, pieces := pieceBounds(m, 8, 0)
 			parallelFor(pieces, 1, func(lo, hi int) {
 				for q := lo; q < hi; q++ {
-					r0, r1 := q*blocks/pieces*rb, min(m, (q+1)*blocks/pieces*rb)
+					r0, r1, _ := pieceBounds(m, 8, q)
 					ao := r0 * k
 					if ta {
 						ao = r0
@@ -65,12 +63,10 @@ func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, sup
 				}
 			})
 		} else {
-			const cb = 24
-			blocks := (n + cb - 1) / cb
-			pieces := min(blocks, gemmPieces)
+			_, _, pieces := pieceBounds(n, 24, 0)
 			parallelFor(pieces, 1, func(lo, hi int) {
 				for q := lo; q < hi; q++ {
-					c0, c1 := q*blocks/pieces*cb, min(n, (q+1)*blocks/pieces*cb)
+					c0, c1, _ := pieceBounds(n, 24, q)
 					bo := c0
 					if tb {
 						bo = c0 * k
@@ -83,6 +79,47 @@ func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, sup
 	}
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
 	return false
+}
+
+// pieceBounds are the bounds of piece q of the gemmPieces pieces (or fewer) that gemmSupport
+// splits n rows or columns into, in whole blocks of size b.
+func pieceBounds(n, b, q int) (lo, hi int, pieces int) {
+	blocks := (n + b - 1) / b
+	pieces = min(blocks, gemmPieces)
+	return q * blocks / pieces * b, min(n, (q+1)*blocks/pieces*b), pieces
+}
+
+// kernelsWhole says whether gemmSupport may compute op(a)·op(b) in one call rather than in
+// its pieces, on one core: when this package's kernels would compute the whole product and
+// every piece (not the BLAS, whose rounding may depend on a piece's width, nor sgemm's dot
+// products). The kernels' pieces start on whole blocks, so each element then takes the same
+// kernel and sums its products in the same order either way, and the results are the same to
+// the bit; one call walks B once rather than once a piece.
+func kernelsWhole[T Float](ta, tb bool, m, n, k int) bool {
+	if _, ok := any(T(0)).(float64); ok {
+		return useDgemmKernels()
+	}
+	kernels := func(m, n int) bool {
+		return haveSgemmKernels && !dotProducts(ta, tb, m, n, k) && useSgemmKernels(tb, m, n, k)
+	}
+	if !kernels(m, n) {
+		return false
+	}
+	for q, pieces := 0, 1; q < pieces; q++ {
+		var lo, hi int
+		if m >= n {
+			lo, hi, pieces = pieceBounds(m, 8, q)
+			if !kernels(hi-lo, n) {
+				return false
+			}
+		} else {
+			lo, hi, pieces = pieceBounds(n, 24, q)
+			if !kernels(m, hi-lo) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // leadingDims are the leading dimensions of contiguous row-major operands of op(a)·op(b).

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -203,5 +204,67 @@ func TestCol2imSame(t *testing.T) {
 				t.Fatalf("%+v: element %d = %v, want %v", g, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestKernelsWholeSameBits checks that a product gemmSupport computes in one call on one core
+// (kernelsWhole) equals, to the bit, the same product computed in the pieces it is split into
+// on several, and that kernelsWhole refuses the shapes where a piece would take another path.
+func TestKernelsWholeSameBits(t *testing.T) {
+	if !haveSgemmKernels {
+		t.Skip("no AVX2/FMA")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range []struct {
+		ta, tb  bool
+		m, n, k int
+	}{
+		{false, false, 4, 1024, 1024}, {false, false, 3, 1000, 700}, {false, false, 16, 300, 500},
+		{true, false, 1024, 1024, 4}, {true, false, 999, 130, 40}, {false, true, 4, 1024, 1024},
+		{false, true, 4, 100, 3000}, {false, false, 2, 100, 6000}, {true, true, 70, 50, 400},
+	} {
+		a, lda, b, ldb, c, _ := gemmOperands[float32](rng, s.m, s.n, s.k, s.ta, s.tb)
+		a, b = a[:len(a)-3], b[:len(b)-3] // contiguous operands, as gemmSupport takes them
+		lda, ldb = leadingDims(s.ta, s.tb, s.m, s.n, s.k)
+		if !kernelsWhole[float32](s.ta, s.tb, s.m, s.n, s.k) || s.m*s.n*s.k < gemmSplitFlops {
+			t.Logf("%+v: split (or small) on one core too", s)
+			continue
+		}
+		got := make([]float32, s.m*s.n)
+		gemmSupport(s.ta, s.tb, s.m, s.n, s.k, a, b, 0, got, nil, nil)
+		want := make([]float32, s.m*s.n)
+		_, _, pieces := pieceBounds(max(s.m, s.n), map[bool]int{true: 8, false: 24}[s.m >= s.n], 0)
+		for q := range pieces {
+			if s.m >= s.n {
+				r0, r1, _ := pieceBounds(s.m, 8, q)
+				ao := r0 * s.k
+				if s.ta {
+					ao = r0
+				}
+				gemmLD(s.ta, s.tb, r1-r0, s.n, s.k, a[ao:], lda, b, ldb, 0, want[r0*s.n:], s.n)
+			} else {
+				c0, c1, _ := pieceBounds(s.n, 24, q)
+				bo := c0
+				if s.tb {
+					bo = c0 * s.k
+				}
+				gemmLD(s.ta, s.tb, s.m, c1-c0, s.k, a, lda, b[bo:], ldb, 0, want[c0:], s.n)
+			}
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: element %d = %v whole, %v in pieces", s, i, got[i], want[i])
+			}
+		}
+		_ = c
+	}
+	for _, s := range [][3]int{{4, 100, 3000}, {2, 100, 6000}} { // a piece of 4 columns: the BLAS
+		if blasIsFast && kernelsWhole[float32](false, false, s[0], s[1], s[2]) {
+			t.Errorf("%v: kernelsWhole, though its last piece goes to the BLAS", s)
+		}
+	}
+	if kernelsWhole[float32](false, true, 4, 1024, 1024) { // pieces: dot products, or the BLAS
+		t.Error("4×1024×1024 with B transposed: kernelsWhole")
 	}
 }

@@ -204,3 +204,96 @@ put1:
 	VMOVUPS Y0, (DX)
 	VZEROUPPER
 	RET
+
+// func KernRows4(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, t unsafe.Pointer, n int)
+//
+// T += A[0:4, 0:k] · B[0:k, 0:n] in float32 for n a multiple of 8, walking B row by row (two
+// rows at a time) rather than in column strips, so that B streams through memory once. T holds
+// the 4×n block in 8-column chunks, the four rows of a chunk side by side (chunk c, row i at
+// t + 128·c + 32·i). Each element of T takes its k products in order, one FMA each, as Kern4x24
+// does in its registers.
+TEXT ·KernRows4(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ ars+16(FP), R8
+	MOVQ acs+24(FP), R10
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R11
+	MOVQ t+48(FP), DX
+	MOVQ n+56(FP), R13
+	LEAQ (R8)(R8*2), R9
+	TESTQ R13, R13
+	JEQ rowsdone
+rowspair:
+	CMPQ CX, $2
+	JLT rowsone
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R8*1), Y9
+	VBROADCASTSS (AX)(R8*2), Y10
+	VBROADCASTSS (AX)(R9*1), Y11
+	ADDQ R10, AX
+	VBROADCASTSS (AX), Y12
+	VBROADCASTSS (AX)(R8*1), Y13
+	VBROADCASTSS (AX)(R8*2), Y14
+	VBROADCASTSS (AX)(R9*1), Y15
+	ADDQ R10, AX
+	MOVQ BX, SI
+	MOVQ DX, DI
+	MOVQ R13, R12
+rowspairloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R11*1), Y1
+	VMOVUPS (DI), Y2
+	VFMADD231PS Y0, Y8, Y2
+	VFMADD231PS Y1, Y12, Y2
+	VMOVUPS Y2, (DI)
+	VMOVUPS 32(DI), Y3
+	VFMADD231PS Y0, Y9, Y3
+	VFMADD231PS Y1, Y13, Y3
+	VMOVUPS Y3, 32(DI)
+	VMOVUPS 64(DI), Y4
+	VFMADD231PS Y0, Y10, Y4
+	VFMADD231PS Y1, Y14, Y4
+	VMOVUPS Y4, 64(DI)
+	VMOVUPS 96(DI), Y5
+	VFMADD231PS Y0, Y11, Y5
+	VFMADD231PS Y1, Y15, Y5
+	VMOVUPS Y5, 96(DI)
+	ADDQ $32, SI
+	ADDQ $128, DI
+	SUBQ $8, R12
+	JNE rowspairloop
+	LEAQ (BX)(R11*2), BX
+	SUBQ $2, CX
+	JMP rowspair
+rowsone:
+	TESTQ CX, CX
+	JEQ rowsdone
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R8*1), Y9
+	VBROADCASTSS (AX)(R8*2), Y10
+	VBROADCASTSS (AX)(R9*1), Y11
+	MOVQ BX, SI
+	MOVQ DX, DI
+	MOVQ R13, R12
+rowsoneloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (DI), Y2
+	VFMADD231PS Y0, Y8, Y2
+	VMOVUPS Y2, (DI)
+	VMOVUPS 32(DI), Y3
+	VFMADD231PS Y0, Y9, Y3
+	VMOVUPS Y3, 32(DI)
+	VMOVUPS 64(DI), Y4
+	VFMADD231PS Y0, Y10, Y4
+	VMOVUPS Y4, 64(DI)
+	VMOVUPS 96(DI), Y5
+	VFMADD231PS Y0, Y11, Y5
+	VMOVUPS Y5, 96(DI)
+	ADDQ $32, SI
+	ADDQ $128, DI
+	SUBQ $8, R12
+	JNE rowsoneloop
+rowsdone:
+	VZEROUPPER
+	RET

@@ -28,6 +28,9 @@ func Kern4x8(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c
 func Kern1x8(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
 
 //go:noescape
+func KernRows4(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, t unsafe.Pointer, n int)
+
+//go:noescape
 func DKern4x12(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 
 //go:noescape
@@ -62,11 +65,21 @@ type kernelSet struct {
 	size          int // bytes per element
 	block, block4 func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 	row           func(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
+
+	// rows, when not nil, computes the wide blocks of products with at most rowsMaxM rows of
+	// A and an inner dimension of at least rowsMinK (see streamRows).
+	rows               func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, t unsafe.Pointer, n int)
+	rowsMaxM, rowsMinK int
+	// rowMajorBytes: a panel of B of at most this many bytes is walked one block row of C at
+	// a time rather than one column strip at a time (see gemm).
+	rowMajorBytes int
 }
 
 var (
-	kernels32 = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8}
-	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4}
+	kernels32 = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
+		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10}
+	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4,
+		rowMajorBytes: 64 << 10}
 )
 
 func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) bool {
@@ -125,26 +138,57 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 			acc = 1
 		}
 		ap := func(i int) unsafe.Pointer { return unsafe.Pointer(&a[i*ars+p0*acs]) }
-		for j0 := 0; j0 < nNarrow; {
-			w := wide
-			if j0 >= nWide {
-				w = narrow
-			}
+		// block computes rows [i0, i0+4) (or row i0 alone when i0 ≥ m4) of C's columns [j0, j0+w)
+		block := func(i0, j0, w int) {
 			bp := unsafe.Pointer(&b[p0*ldb+j0])
-			for i0 := 0; i0 < m4; i0 += 4 {
-				cp := unsafe.Pointer(&c[i0*ldc+j0])
-				if w == wide {
-					ks.block(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
-				} else {
-					ks.block4(kb, ap(i0), ars*f, acs*f, bp, ldb*f, cp, ldc*f, acc)
-				}
-			}
-			for i := m4; i < m; i++ {
+			switch {
+			case i0 >= m4:
 				for jj := 0; jj < w; jj += narrow {
-					ks.row(kb, ap(i), acs*f, unsafe.Pointer(&b[p0*ldb+j0+jj]), ldb*f, unsafe.Pointer(&c[i*ldc+j0+jj]), acc)
+					ks.row(kb, ap(i0), acs*f, unsafe.Pointer(&b[p0*ldb+j0+jj]), ldb*f, unsafe.Pointer(&c[i0*ldc+j0+jj]), acc)
+				}
+			case w == wide:
+				ks.block(kb, ap(i0), ars*f, acs*f, bp, ldb*f, unsafe.Pointer(&c[i0*ldc+j0]), ldc*f, acc)
+			default:
+				ks.block4(kb, ap(i0), ars*f, acs*f, bp, ldb*f, unsafe.Pointer(&c[i0*ldc+j0]), ldc*f, acc)
+			}
+		}
+		width := func(j0 int) int {
+			if j0 >= nWide {
+				return narrow
+			}
+			return wide
+		}
+		next := func(i0 int) int {
+			if i0 < m4 {
+				return i0 + 4
+			}
+			return i0 + 1
+		}
+		j1 := 0 // the wide columns before j1 are done for rows [0, m4)
+		if ks.rows != nil && m <= ks.rowsMaxM && kb >= ks.rowsMinK && m4 > 0 && nWide > 0 {
+			for i0 := 0; i0 < m4; i0 += 4 {
+				streamRows(ks, pool, kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&b[p0*ldb]), ldb*f, c[i0*ldc:], ldc, nWide, acc)
+			}
+			j1 = nWide
+		}
+		if kb*n*f <= ks.rowMajorBytes {
+			// B's panel stays in the cache, so C is written a block row at a time, each of its
+			// cache lines once, rather than in strips of 24 columns across every row
+			for i0 := 0; i0 < m; i0 = next(i0) {
+				for j0 := 0; j0 < nNarrow; j0 += width(j0) {
+					if i0 >= m4 || j0 >= j1 {
+						block(i0, j0, width(j0))
+					}
 				}
 			}
-			j0 += w
+		} else {
+			for j0 := 0; j0 < nNarrow; j0 += width(j0) {
+				for i0 := 0; i0 < m; i0 = next(i0) {
+					if i0 >= m4 || j0 >= j1 {
+						block(i0, j0, width(j0))
+					}
+				}
+			}
 		}
 		if nNarrow < n { // the last n mod narrow columns: through a zero-padded copy of B and a C tile
 			tw := n - nNarrow
@@ -183,6 +227,33 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 		pool.Put(ws)
 	}
 	return true
+}
+
+// streamRows adds A[0:4, 0:kb]·B[0:kb, 0:nw] to C's first four rows (acc ≠ 0) or sets them to
+// it, nw a multiple of 8, through ks.rows, which reads B once, row by row: for a few rows of A,
+// the 24-column strips of the block kernel read B's rows a few cache lines at a time across as
+// many pages, which costs more than the arithmetic. Each element sums its products in order,
+// one FMA each from zero, then adds C, as the block kernel does, so the result is the same to
+// the bit.
+func streamRows[T float32 | float64](ks kernelSet, pool *sync.Pool, kb int, ap unsafe.Pointer, ars, acs int, bp unsafe.Pointer, ldb int, c []T, ldc, nw, acc int) {
+	buf := getBuf[T](pool, 4*nw)
+	t := *buf
+	clear(t)
+	ks.rows(kb, ap, ars, acs, bp, ldb, unsafe.Pointer(&t[0]), nw)
+	for r := 0; r < 4; r++ {
+		row := c[r*ldc:][:nw]
+		for ch := 0; ch < nw/8; ch++ {
+			src, dst := t[ch*32+r*8:][:8], row[ch*8:][:8]
+			if acc != 0 {
+				for q := range dst {
+					dst[q] += src[q]
+				}
+			} else {
+				copy(dst, src)
+			}
+		}
+	}
+	pool.Put(buf)
 }
 
 // bufs32 and bufs64 hold the workspaces of transposed and edge panels.

@@ -1,0 +1,137 @@
+package sgemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// TestWalksSameBits checks that streaming B through KernRows4 and walking C a block row at a
+// time give exactly the products of the column-strip walk, on shapes around every boundary
+// (rows mod 4, columns mod 24 and 8, panels of kc, odd depths), transposes, betas and padded
+// leading dimensions.
+func TestWalksSameBits(t *testing.T) {
+	if !Available {
+		t.Skip("no AVX2/FMA")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	strips := kernels32
+	strips.rows, strips.rowMajorBytes = nil, 0
+	streamed := kernels32
+	streamed.rowsMinK = 1
+	var pool sync.Pool
+	for _, m := range []int{1, 3, 4, 5, 8} {
+		for _, n := range []int{8, 24, 31, 48, 100, 144} {
+			for _, k := range []int{1, 2, 33, 256, 257, 600} {
+				for _, ta := range []bool{false, true} {
+					for _, tb := range []bool{false, true} {
+						for _, beta := range []float32{0, 1, 0.5} {
+							a, lda, b, ldb, c, ldc := operands(rng, m, n, k, ta, tb)
+							want := append([]float32(nil), c...)
+							gemm(strips, &pool, ta, tb, m, n, k, a, lda, b, ldb, beta, want, ldc)
+							for _, ks := range []kernelSet{kernels32, streamed} {
+								got := append([]float32(nil), c...)
+								gemm(ks, &pool, ta, tb, m, n, k, a, lda, b, ldb, beta, got, ldc)
+								for i := range got {
+									if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+										t.Fatalf("m%d n%d k%d ta %v tb %v beta %v: element %d = %v, strips give %v", m, n, k, ta, tb, beta, i, got[i], want[i])
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// operands draws op(A) m×k, op(B) k×n and C m×n with padded leading dimensions.
+func operands(rng *rand.Rand, m, n, k int, ta, tb bool) (a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	ar, br := m, k
+	lda, ldb, ldc = k+3, n+5, n+2
+	if ta {
+		ar, lda = k, m+3
+	}
+	if tb {
+		br, ldb = n, k+5
+	}
+	a, b, c = make([]float32, ar*lda), make([]float32, br*ldb), make([]float32, m*ldc)
+	for _, x := range [][]float32{a, b, c} {
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+	}
+	return a, lda, b, ldb, c, ldc
+}
+
+// BenchmarkSmallBatch times the products of one step of a dense layer of 1,024 × 1,024 at
+// batch sizes 4 and 16 (phoneme's clean BOHB cells), split into graph's eight column (forward
+// X·W) or row (weight gradient Xᵀ·dY) pieces, over six layers' weights in turn so that, as in a
+// step, B or C comes from memory rather than the cache; under strips, the column-strip walk
+// alone.
+func BenchmarkSmallBatch(b *testing.B) {
+	if !Available {
+		b.Skip("no AVX2/FMA")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	strips := kernels32
+	strips.rows, strips.rowMajorBytes = nil, 0
+	var pool sync.Pool
+	const width, layers, pieces = 1024, 6, 8
+	big := make([][]float32, layers)
+	for l := range big {
+		big[l] = make([]float32, width*width)
+		for i := range big[l] {
+			big[l][i] = float32(rng.NormFloat64())
+		}
+	}
+	wider := kernels32 // streaming 16 rows: B read four times
+	wider.rowsMaxM = 16
+	for _, batch := range []int{4, 8, 16} {
+		small := make([]float32, batch*width)
+		for i := range small {
+			small[i] = float32(rng.NormFloat64())
+		}
+		out := make([]float32, batch*width)
+		for _, v := range []struct {
+			name string
+			ks   kernelSet
+		}{{"strips", strips}, {"now", kernels32}, {"wider", wider}} {
+			b.Run(fmt.Sprintf("fwd-b%d/%s", batch, v.name), func(b *testing.B) {
+				for i := range b.N {
+					w := big[i%layers]
+					for q := range pieces { // X·W by column pieces
+						c0, c1 := q*width/pieces, (q+1)*width/pieces
+						gemm(v.ks, &pool, false, false, batch, c1-c0, width, small, width, w[c0:], width, 0, out[c0:], width)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("fwd-whole-b%d/%s", batch, v.name), func(b *testing.B) {
+				for i := range b.N {
+					gemm(v.ks, &pool, false, false, batch, width, width, small, width, big[i%layers], width, 0, out, width)
+				}
+			})
+			b.Run(fmt.Sprintf("sum/%s", v.name), func(b *testing.B) {
+				var s float32
+				for i := range b.N {
+					for _, x := range big[i%layers] {
+						s += x
+					}
+				}
+				out[0] = s
+			})
+			b.Run(fmt.Sprintf("dW-b%d/%s", batch, v.name), func(b *testing.B) {
+				for i := range b.N {
+					g := big[i%layers]
+					for q := range pieces { // Xᵀ·dY by row pieces
+						r0, r1 := q*width/pieces, (q+1)*width/pieces
+						gemm(v.ks, &pool, true, false, r1-r0, width, batch, small[r0:], width, small, width, 0, g[r0*width:], width)
+					}
+				}
+			})
+		}
+	}
+}
