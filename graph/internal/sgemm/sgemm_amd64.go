@@ -16,7 +16,10 @@ import (
 // (sgemm_amd64.s) that read A and B in place: twelve 8-lane accumulators hold a 4×24 block of
 // C, each step loading three vectors of a row of B and broadcasting four elements of A. B is
 // walked in 256-row panels so that a 256×24 strip stays in the L1 cache while every row block
-// of A passes over it.
+// of A passes over it. Two walks serve shapes where that strip is read for few rows: a product
+// with at most 8 rows of A streams B row by row (KernRows4), and one whose panel of B fits
+// 64 KiB writes C a block row at a time. Every element is summed in the same order whichever
+// walk computes it.
 
 //go:noescape
 func Kern4x24(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
