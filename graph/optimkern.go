@@ -101,17 +101,38 @@ func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
 	if len(cs) == 0 {
 		return false
 	}
+	held := heldSteps(cs)
 	if n < 2*optimGrain {
-		return adamZeroSteps(p, m, v, cs)
+		return adamZeroSteps(p, m, v, cs, held)
 	}
-	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs) })
+	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs, held) })
+}
+
+// heldSteps lays out cs for vec.AdamZeroStepsF32, which takes eight weights at a time through
+// every step in registers rather than through memory: four 8-lane vectors a step (1−β1, β2,
+// step size, ε). It returns nil where that kernel does not apply: float64, no AVX2, weight
+// decay, or ε in PyTorch's place.
+func heldSteps[T Float](cs []AdamCoeffs[T]) []float32 {
+	if _, ok := any(cs).([]AdamCoeffs[float32]); !ok || !haveVec {
+		return nil
+	}
+	out := make([]float32, 32*len(cs))
+	for t, c := range cs {
+		if !c.Hat || c.WD != 0 {
+			return nil
+		}
+		for l := range 8 {
+			out[32*t+l], out[32*t+8+l], out[32*t+16+l], out[32*t+24+l] = float32(c.B1c), float32(c.B2), float32(c.Step), float32(c.Eps)
+		}
+	}
+	return out
 }
 
 // adamZeroSteps is AdamZeroSteps on one goroutine. Weights whose moments are both zero (an
 // input no batch has had yet) keep them, and their value, through steps without weight decay,
 // to the bit (m + (1−β1)(0 − m) is +0 for m = +0, and moments never hold −0), so pieces of
 // zeroMomentChunk such weights are skipped: a one-hot layer has many.
-func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) bool {
+func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held []float32) bool {
 	zeros := zeroGrad[T]()
 	skip := true
 	for _, c := range cs {
@@ -132,8 +153,14 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) bool {
 			e += zeroMomentChunk
 		}
 		e = min(e, len(p))
+		done := 0
+		if held != nil && e-a >= 8 {
+			done = (e - a) &^ 7
+			pa, ma, va := any(p[a:e]).([]float32), any(m[a:e]).([]float32), any(v[a:e]).([]float32)
+			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &held[0], len(cs)) || bad
+		}
 		for _, c := range cs {
-			bad = adamRange(p[a:e], zeros[:e-a], m[a:e], v[a:e], c) || bad
+			bad = adamRange(p[a+done:e], zeros[:e-a-done], m[a+done:e], v[a+done:e], c) || bad
 		}
 		a = e
 	}
