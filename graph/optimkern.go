@@ -18,6 +18,8 @@ import (
 const optimGrain = 1 << 15
 
 // AdamCoeffs are the per-step constants of an Adam update (see AdamUpdate).
+// (vec.AdamZeroStepsF32 reads the float32 fields B1c, B2, Step and Eps at their offsets, which
+// heldLayout checks.)
 type AdamCoeffs[T Float] struct {
 	B1c  T // 1 − β1
 	B2   T // β2
@@ -108,31 +110,33 @@ func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
 	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs, held) })
 }
 
-// heldSteps lays out cs for vec.AdamZeroStepsF32, which takes eight weights at a time through
-// every step in registers rather than through memory: four 8-lane vectors a step (1−β1, β2,
-// step size, ε). It returns nil where that kernel does not apply: float64, no AVX2, weight
-// decay, or ε in PyTorch's place.
-func heldSteps[T Float](cs []AdamCoeffs[T]) []float32 {
-	if _, ok := any(cs).([]AdamCoeffs[float32]); !ok || !haveVec {
-		return nil
+// heldSteps says whether cs can go to vec.AdamZeroStepsF32, which takes eight weights at a
+// time through every step in registers rather than through memory, reading each step's
+// constants from cs itself: float32 with AVX2, ε̂, no weight decay, and the field offsets the
+// kernel reads.
+func heldSteps[T Float](cs []AdamCoeffs[T]) bool {
+	if _, ok := any(cs).([]AdamCoeffs[float32]); !ok || !haveVec || !heldLayout {
+		return false
 	}
-	out := make([]float32, 32*len(cs))
-	for t, c := range cs {
+	for _, c := range cs {
 		if !c.Hat || c.WD != 0 {
-			return nil
-		}
-		for l := range 8 {
-			out[32*t+l], out[32*t+8+l], out[32*t+16+l], out[32*t+24+l] = float32(c.B1c), float32(c.B2), float32(c.Step), float32(c.Eps)
+			return false
 		}
 	}
-	return out
+	return true
 }
+
+// heldLayout: AdamCoeffs[float32] has the field offsets vec.AdamZeroStepsF32 reads.
+var heldLayout = func() bool {
+	var c AdamCoeffs[float32]
+	return unsafe.Offsetof(c.B1c) == 0 && unsafe.Offsetof(c.B2) == 4 && unsafe.Offsetof(c.Step) == 12 && unsafe.Offsetof(c.Eps) == 20
+}()
 
 // adamZeroSteps is AdamZeroSteps on one goroutine. Weights whose moments are both zero (an
 // input no batch has had yet) keep them, and their value, through steps without weight decay,
 // to the bit (m + (1−β1)(0 − m) is +0 for m = +0, and moments never hold −0), so pieces of
 // zeroMomentChunk such weights are skipped: a one-hot layer has many.
-func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held []float32) bool {
+func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held bool) bool {
 	zeros := zeroGrad[T]()
 	skip := true
 	for _, c := range cs {
@@ -154,10 +158,11 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held []float32) boo
 		}
 		e = min(e, len(p))
 		done := 0
-		if held != nil && e-a >= 8 {
+		if held && e-a >= 8 {
 			done = (e - a) &^ 7
 			pa, ma, va := any(p[a:e]).([]float32), any(m[a:e]).([]float32), any(v[a:e]).([]float32)
-			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &held[0], len(cs)) || bad
+			c := any(cs).([]AdamCoeffs[float32])
+			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &c[0].B1c, len(c), int(unsafe.Sizeof(c[0]))) || bad
 		}
 		for _, c := range cs {
 			bad = adamRange(p[a+done:e], zeros[:e-a-done], m[a+done:e], v[a+done:e], c) || bad

@@ -31,10 +31,11 @@ func NonFiniteF64(x *float64, n int) bool
 
 // AdamZeroStepsF32 applies k steps of AdamF32 with hat != 0, wd == 0 and a zero gradient to
 // p[0:n], m and v (n a multiple of 8), keeping each vector of eight weights in registers through
-// all k steps, and reports whether any final p is NaN or infinite. c holds, for step t, four
-// 8-lane vectors at c[32t:]: 1−β1, β2, the step size and ε. Each step rounds exactly as
-// AdamF32's does: m ← m + (1−β1)·(0 − m), v ← β2·v (its (1−β2)·0·0 term adds +0, which changes
-// no v ≥ +0), p ← p − (step·m) / (√v + ε).
+// all k steps, and reports whether any final p is NaN or infinite. Step t's constants are the
+// float32s at c + t·stride bytes: 1−β1 at offset 0, β2 at 4, the step size at 12 and ε at 20
+// (graph.AdamCoeffs[float32]'s fields). Each step rounds exactly as AdamF32's does:
+// m ← m + (1−β1)·(0 − m), v ← β2·v (its (1−β2)·0·0 term adds +0, which changes no v ≥ +0),
+// p ← p − (step·m) / (√v + ε).
 //
 //go:noescape
-func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k int) bool
+func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int) bool
