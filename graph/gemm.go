@@ -20,14 +20,14 @@ func gemm[T Float](ta, tb bool, m, n, k int, a, b, c []T) {
 
 // gemmAcc sets c = op(a)·op(b) + beta·c.
 func gemmAcc[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
-	gemmSupport(ta, tb, m, n, k, a, b, beta, c, nil, nil)
+	gemmSupport(ta, tb, m, n, k, a, b, beta, c, nil, nil, nil)
 }
 
 // gemmSupport is gemmAcc that also reports, when it can, which rows of c may be nonzero: with
 // beta 0 and support not nil, a product that takes the sparse path sets *support to those
 // rows (see gemmSparse) and returns true; otherwise it returns false and c may be nonzero
 // anywhere. dirty, when not nil, says that c is zero outside those rows (see gemmSparse).
-func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support, dirty *[]int32) bool {
+func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support, dirty *[]int32, left *operandMemo) bool {
 	if m == 0 || n == 0 {
 		return false
 	}
@@ -41,7 +41,7 @@ func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, sup
 		}
 		return false
 	}
-	if gemmSparse(ta, tb, m, n, k, a, b, beta, c, support, dirty) {
+	if gemmSparse(ta, tb, m, n, k, a, b, beta, c, support, dirty, left) {
 		return support != nil && beta == 0
 	}
 	lda, ldb := leadingDims(ta, tb, m, n, k)

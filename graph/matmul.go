@@ -90,7 +90,7 @@ func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value, s *rowSupport) (G.Valu
 		dirty = &s.dirty
 	}
 	s.clean = false // until this product is done (a panic would leave c anything)
-	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty)
+	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty, s.left)
 	s.clean = s.readOnly && s.known && len(c) > 0
 	if s.clean {
 		s.dirty, s.buf = append(s.dirty[:0], s.rows...), unsafe.Pointer(&c[0])

@@ -46,6 +46,8 @@ type rowSupport struct {
 	readOnly, clean bool
 	dirty           []int32
 	buf             unsafe.Pointer
+	// left, for a product, is the memo of its left operand's node in the run in progress.
+	left *operandMemo
 }
 
 // Float is the element type of the values this package computes with.

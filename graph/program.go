@@ -31,6 +31,8 @@ type Program struct {
 	// support is what the last run learned of where each node's value is nonzero
 	// (NonzeroRows)
 	support []rowSupport
+	// memos holds, for each node, what this run's products learned of it as a left operand
+	memos []operandMemo
 
 	// elementwise fusion (fuse.go): inlined nodes are computed inside their consumer's
 	// kernel, and on demand by Value; fresh records the run that last computed each.
@@ -154,6 +156,9 @@ func (p *Program) Run(ctx context.Context) error {
 			for j, k := range p.kids[i] {
 				args[j] = p.vals[k]
 			}
+			if _, ok := op.(*matMulOp); ok {
+				p.rememberLeft(i)
+			}
 			v, err = p.exec(op, p.vals[i], args, &p.support[i])
 		}
 		if p.prof != nil {
@@ -174,6 +179,16 @@ func (p *Program) Run(ctx context.Context) error {
 		p.vals[i] = v
 	}
 	return nil
+}
+
+// rememberLeft points product i at the memo of its left operand's node for this run.
+func (p *Program) rememberLeft(i int) {
+	if p.memos == nil {
+		p.memos = make([]operandMemo, len(p.nodes))
+	}
+	m := &p.memos[p.kids[i][0]]
+	m.now = p.runs
+	p.support[i].left = m
 }
 
 func (p *Program) runFused(i int) (v G.Value, err error) {

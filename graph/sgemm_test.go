@@ -232,7 +232,7 @@ func TestKernelsWholeSameBits(t *testing.T) {
 			continue
 		}
 		got := make([]float32, s.m*s.n)
-		gemmSupport(s.ta, s.tb, s.m, s.n, s.k, a, b, 0, got, nil, nil)
+		gemmSupport(s.ta, s.tb, s.m, s.n, s.k, a, b, 0, got, nil, nil, nil)
 		want := make([]float32, s.m*s.n)
 		_, _, pieces := pieceBounds(max(s.m, s.n), map[bool]int{true: 8, false: 24}[s.m >= s.n], 0)
 		for q := range pieces {

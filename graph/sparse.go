@@ -51,29 +51,55 @@ var (
 // is not nil, it sets *support to the rows of c that op(a) gives terms to, in increasing
 // order: c is zero outside them. With beta 0 and dirty not nil (c is zero outside the rows
 // *dirty, increasing, as the last product into c left it), it clears only those rows.
-func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support, dirty *[]int32) bool {
+func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, support, dirty *[]int32, left *operandMemo) bool {
 	if tb || sparseOff || n < 8 || k < 2 || m*n*k < sparseMinFlops || k > 1<<31-1 {
 		return false
 	}
 	limit := m * k / sparseMaxFill
+	if s, known := left.rowsOf(ta, m, k, limit); known {
+		if s == nil {
+			return false
+		}
+		rs := s.(*sparseRows[T])
+		if ta {
+			t := sparsePool[T]().Get().(*sparseRows[T])
+			defer sparsePool[T]().Put(t)
+			rs.transposeInto(t, m)
+			rs = t
+		}
+		sparseProduct(rs, m, n, b, beta, c, support, dirty)
+		return true
+	}
 	// A first block fuller than 2/sparseMaxFill marks a dense operand (an activation): the
 	// count declines it within a few blocks. Otherwise compressing counts as it goes and
 	// gives up past the limit, which saves the separate counting pass over a one-hot batch.
 	// Either way the operand is taken exactly when it has at most limit nonzeros.
 	if head := a[:min(m*k, sparseHeadBlock)]; countNonzero(head)*sparseMaxFill > 2*len(head) && !fewNonzeros(a[:m*k], limit) {
+		left.remember(ta, m, k, nil)
 		return false
 	}
-	var pool *sync.Pool
-	if unsafe.Sizeof(T(0)) == 4 {
-		pool = &sparsePool32
-	} else {
-		pool = &sparsePool64
-	}
+	pool := sparsePool[T]()
 	s := pool.Get().(*sparseRows[T])
 	defer pool.Put(s)
 	if !s.compress(ta, m, k, a, limit) {
+		left.remember(ta, m, k, nil)
 		return false
 	}
+	left.remember(ta, m, k, s)
+	sparseProduct(s, m, n, b, beta, c, support, dirty)
+	return true
+}
+
+// sparsePool is the pool of T's sparseRows.
+func sparsePool[T Float]() *sync.Pool {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return &sparsePool32
+	}
+	return &sparsePool64
+}
+
+// sparseProduct sets c = s·b + beta·c for s, op(A) compressed (m rows), as gemmSparse does.
+func sparseProduct[T Float](s *sparseRows[T], m, n int, b []T, beta T, c []T, support, dirty *[]int32) {
 	rows := func(lo, hi int) {
 		// a weight gradient's rows are mostly empty: scale the block at once, then visit
 		// only the rows with terms
@@ -114,7 +140,108 @@ func gemmSparse[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, supp
 			}
 		}
 	}
-	return true
+}
+
+// operandMemo is what a Program run learned of a product's left operand, for the next product
+// in the same run that reads the same node (a one-hot batch: the forward product X·W, then the
+// weight gradient Xᵀ·dY): X compressed by its stored rows, or that X is too full, so that
+// each batch is scanned for its nonzeros once a step rather than three times. A node's value
+// does not change within a run, and the memo is valid only in the run that set it.
+type operandMemo struct {
+	run        int // the run it holds (the Program's runs when set)
+	now        int // the run in progress, set by the Program before each product
+	rows, cols int // X's stored shape
+	dense      bool
+	s          any // *sparseRows[T] of X as stored, unless dense
+}
+
+// rowsOf returns, when the memo holds this run's operand of this product (op(X) m×k, X
+// stored k×m when ta), X compressed by its stored rows, or nil when X is too full for limit;
+// known is false when the memo holds nothing for it.
+func (o *operandMemo) rowsOf(ta bool, m, k, limit int) (s any, known bool) {
+	if o == nil || o.run != o.now || o.now == 0 {
+		return nil, false
+	}
+	if r, c := storedShape(ta, m, k); r != o.rows || c != o.cols {
+		return nil, false
+	}
+	if o.dense {
+		return nil, true
+	}
+	nnz := -1
+	switch s := o.s.(type) {
+	case *sparseRows[float32]:
+		nnz = len(s.idx)
+	case *sparseRows[float64]:
+		nnz = len(s.idx)
+	}
+	switch {
+	case nnz < 0:
+		return nil, false
+	case nnz > limit: // (the same limit as the product that set it: m·k is X's size)
+		return nil, true
+	}
+	return o.s, true
+}
+
+// remember records what compressing op(X) found: s (X's stored rows, so only when !ta), or
+// nil for an operand past the limit.
+func (o *operandMemo) remember(ta bool, m, k int, s any) {
+	if o == nil || o.now == 0 || (ta && s != nil) {
+		return
+	}
+	o.run, o.dense = o.now, s == nil
+	o.rows, o.cols = storedShape(ta, m, k)
+	if s == nil {
+		return
+	}
+	switch s := s.(type) {
+	case *sparseRows[float32]:
+		o.s = copyRows(o.s, s)
+	case *sparseRows[float64]:
+		o.s = copyRows(o.s, s)
+	}
+}
+
+// storedShape is the shape of X as stored for op(X) m×k.
+func storedShape(ta bool, m, k int) (rows, cols int) {
+	if ta {
+		return k, m
+	}
+	return m, k
+}
+
+// copyRows copies s into old's buffers when old is a *sparseRows[T], else into new ones.
+func copyRows[T Float](old any, s *sparseRows[T]) *sparseRows[T] {
+	d, _ := old.(*sparseRows[T])
+	if d == nil {
+		d = new(sparseRows[T])
+	}
+	d.ptr, d.idx, d.val = append(d.ptr[:0], s.ptr...), append(d.idx[:0], s.idx...), append(d.val[:0], s.val...)
+	return d
+}
+
+// transposeInto sets t to sᵀ, for s with cols columns: row i of t lists the rows of s with an
+// entry in column i, in increasing order — what compress gives for the transposed operand.
+func (s *sparseRows[T]) transposeInto(t *sparseRows[T], cols int) {
+	t.ptr = append(t.ptr[:0], make([]int, cols+1)...)
+	for _, i := range s.idx {
+		t.ptr[i+1]++
+	}
+	for i := 0; i < cols; i++ {
+		t.ptr[i+1] += t.ptr[i]
+	}
+	t.idx = append(t.idx[:0], make([]int32, len(s.idx))...)
+	t.val = append(t.val[:0], make([]T, len(s.idx))...)
+	t.next = append(t.next[:0], t.ptr[:cols]...)
+	for r := 0; r+1 < len(s.ptr); r++ {
+		for p := s.ptr[r]; p < s.ptr[r+1]; p++ {
+			i := s.idx[p]
+			q := t.next[i]
+			t.idx[q], t.val[q] = int32(r), s.val[p]
+			t.next[i]++
+		}
+	}
 }
 
 // clearStream zeroes s, with non-temporal stores (vec.ClearNT) when it is larger than a core's

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -66,7 +67,7 @@ func testGemmSparse(t *testing.T) {
 				refSparse(ta, sh.m, sh.n, sh.k, a, b, beta, want)
 
 				got := append([]float64(nil), c0...)
-				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a, b, beta, got, nil, nil) {
+				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a, b, beta, got, nil, nil, nil) {
 					t.Fatalf("%s: a 3%%-full operand did not take the sparse path", name)
 				}
 				for i := range want {
@@ -77,7 +78,7 @@ func testGemmSparse(t *testing.T) {
 				}
 
 				a32, b32, c32 := to32(a), to32(b), to32(c0)
-				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a32, b32, float32(beta), c32, nil, nil) {
+				if !gemmSparse(ta, false, sh.m, sh.n, sh.k, a32, b32, float32(beta), c32, nil, nil, nil) {
 					t.Fatalf("%s: float32 did not take the sparse path", name)
 				}
 				for i := range want {
@@ -122,7 +123,7 @@ func TestGemmSparseDeclines(t *testing.T) {
 		for i := range c {
 			c[i] = 7
 		}
-		if gemmSparse(false, tc.tb, m, tc.n, k, a, b, 0, c[:m*tc.n], nil, nil) {
+		if gemmSparse(false, tc.tb, m, tc.n, k, a, b, 0, c[:m*tc.n], nil, nil, nil) {
 			t.Errorf("%s: took the sparse path", tc.name)
 		}
 		for i, v := range c {
@@ -132,7 +133,7 @@ func TestGemmSparseDeclines(t *testing.T) {
 		}
 	}
 	setSwitch(t, "HYPERFLAT_SPARSE", "off")
-	if gemmSparse(false, false, m, n, k, randomMatrix(rng, m, k, 0.01), b, 0, c, nil, nil) {
+	if gemmSparse(false, false, m, n, k, randomMatrix(rng, m, k, 0.01), b, 0, c, nil, nil, nil) {
 		t.Error("HYPERFLAT_SPARSE=off: took the sparse path")
 	}
 }
@@ -147,7 +148,7 @@ func TestGemmSparseSplitIndependent(t *testing.T) {
 	for _, p := range []int{1, 2, 8} {
 		c := make([]float32, m*n)
 		withProcs(t, p, func() {
-			if !gemmSparse(true, false, m, n, k, a, b, 0, c, nil, nil) {
+			if !gemmSparse(true, false, m, n, k, a, b, 0, c, nil, nil, nil) {
 				t.Fatal("no sparse path")
 			}
 		})
@@ -302,7 +303,7 @@ func TestGemmSparseDecisionIsTheCount(t *testing.T) {
 		want := countNonzero(a) <= limit
 		for _, ta := range []bool{false, true} {
 			c := make([]float64, m*n)
-			got := gemmSparse(ta, false, m, n, k, a, b, 0, c, nil, nil)
+			got := gemmSparse(ta, false, m, n, k, a, b, 0, c, nil, nil, nil)
 			if got != want {
 				t.Errorf("%s, ta=%v: sparse path %v with %d nonzeros (limit %d)", tc.name, ta, got, countNonzero(a), limit)
 			}
@@ -321,6 +322,48 @@ func TestGemmSparseDecisionIsTheCount(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestOperandMemo checks that a product reading a left operand that an earlier product of the
+// same run compressed (the forward X·W, then the weight gradient Xᵀ·dY) gives, from the memo,
+// exactly what compressing X again gives: rows, support and bits, for a one-hot-like X, a
+// dense one, and a memo from another run or of another shape (which must not be used).
+func TestOperandMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const batch, feats, width = 32, 700, 24
+	for _, fill := range []float64{0.02, 0.5} {
+		x := randomMatrix(rng, batch, feats, fill)
+		w, dy := randomMatrix(rng, feats, width, 1), randomMatrix(rng, batch, width, 1)
+		memo := &operandMemo{now: 7}
+		fwd, fwd0 := make([]float64, batch*width), make([]float64, batch*width)
+		var sup, sup0 []int32
+		took := gemmSparse(false, false, batch, width, feats, x, w, 0, fwd, &sup, nil, memo)
+		took0 := gemmSparse(false, false, batch, width, feats, x, w, 0, fwd0, &sup0, nil, nil)
+		if took != took0 || took != (fill < 0.05) || memo.run != 7 || memo.dense == took {
+			t.Fatalf("fill %v: forward took %v (without memo %v), memo %+v", fill, took, took0, memo)
+		}
+		for _, now := range []int{7, 8} { // this run's memo, then a stale one
+			memo.now = now
+			grad, grad0 := make([]float64, feats*width), make([]float64, feats*width)
+			sup, sup0 = sup[:0], sup0[:0]
+			took = gemmSparse(true, false, feats, width, batch, x, dy, 0, grad, &sup, nil, memo)
+			took0 = gemmSparse(true, false, feats, width, batch, x, dy, 0, grad0, &sup0, nil, nil)
+			if took != took0 || !slices.Equal(sup, sup0) {
+				t.Fatalf("fill %v run %d: gradient took %v (without memo %v), support %d rows (%d)", fill, now, took, took0, len(sup), len(sup0))
+			}
+			for i := range grad {
+				if math.Float64bits(grad[i]) != math.Float64bits(grad0[i]) {
+					t.Fatalf("fill %v run %d: gradient element %d = %v from the memo, %v compressed", fill, now, i, grad[i], grad0[i])
+				}
+			}
+		}
+		if s, known := (&operandMemo{now: 3, run: 3, rows: feats, cols: batch}).rowsOf(true, feats, batch, 1<<20); known || s != nil {
+			t.Error("an empty memo of the right shape was used")
+		}
+		if _, known := memo.rowsOf(false, batch, feats+1, 1<<20); known {
+			t.Error("a memo of another shape was used")
 		}
 	}
 }
