@@ -58,12 +58,8 @@ func (o *Adam) Settle(params []*tensor.Dense, i int, rows []int32) error {
 	if i < 0 || i >= len(params) {
 		return fmt.Errorf("samplers: Settle of parameter %d of %d", i, len(params))
 	}
-	if rows != nil {
-		all := make([][]int32, len(params))
-		all[i] = rows
-		if err := checkRows(params, all); err != nil {
-			return err
-		}
+	if err := checkRowsOf(params[i], i, rows); err != nil {
+		return err
 	}
 	if o.owes == nil || i >= len(o.owes.done) || o.owes.done[i] == nil {
 		return nil

@@ -68,17 +68,26 @@ func checkRows(params []*tensor.Dense, rows [][]int32) error {
 		return fmt.Errorf("samplers: %d row lists for %d parameters", len(rows), len(params))
 	}
 	for i, r := range rows {
-		if r == nil {
-			continue
+		if err := checkRowsOf(params[i], i, r); err != nil {
+			return err
 		}
-		sh := params[i].Shape()
-		if len(sh) == 0 {
-			return fmt.Errorf("samplers: rows given for parameter %d, a scalar", i)
-		}
-		for t, x := range r {
-			if x < 0 || int(x) >= sh[0] || (t > 0 && x <= r[t-1]) {
-				return fmt.Errorf("samplers: the rows of parameter %d (shape %v) are not increasing indices below %d (entry %d is %d)", i, sh, sh[0], t, x)
-			}
+	}
+	return nil
+}
+
+// checkRowsOf checks that r (nil, or the rows of parameter i, p) is increasing indices into
+// p's leading dimension.
+func checkRowsOf(p *tensor.Dense, i int, r []int32) error {
+	if r == nil {
+		return nil
+	}
+	sh := p.Shape()
+	if len(sh) == 0 {
+		return fmt.Errorf("samplers: rows given for parameter %d, a scalar", i)
+	}
+	for t, x := range r {
+		if x < 0 || int(x) >= sh[0] || (t > 0 && x <= r[t-1]) {
+			return fmt.Errorf("samplers: the rows of parameter %d (shape %v) are not increasing indices below %d (entry %d is %d)", i, sh, sh[0], t, x)
 		}
 	}
 	return nil
