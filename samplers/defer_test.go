@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +188,64 @@ func TestAdamSettleErrors(t *testing.T) {
 	// no rows known: a whole step, deferring nothing, whatever lazy says
 	if err := o.StepDeferred(p, g, nil, []bool{true}); err != nil {
 		t.Errorf("a deferred step without rows: %v", err)
+	}
+}
+
+// BenchmarkAdamDeferred times Adam on a one-hot first layer at kc1's shape under the AHSC
+// authors' protocol (5,420 inputs; batches of 32 rows of 21 inputs, 44 a pass over the data)
+// at several widths, per step: eager (StepRows: every weight moves at every step, the
+// gradient read in the batch's rows) against deferred (each batch's rows settled, the others
+// left owing, every row settled at the pass's end), the choice deferMinWidth makes.
+func BenchmarkAdamDeferred(b *testing.B) {
+	const in, batches = 5420, 44
+	rng := rand.New(rand.NewPCG(13, 14))
+	batch := make([][]int32, batches)
+	for s := range batch {
+		for range 32 * 21 {
+			// skewed as a one-hot table's categories are: a few values in most rows,
+			// most values in a few
+			u := rng.Float64()
+			batch[s] = append(batch[s], int32(float64(in)*u*u*u))
+		}
+		slices.Sort(batch[s])
+		batch[s] = slices.Compact(batch[s])
+	}
+	for _, width := range []int{16, 64, 128, 256, 1024} {
+		for _, deferred := range []bool{false, true} {
+			name := map[bool]string{false: "eager", true: "deferred"}[deferred]
+			b.Run(name+"/width="+strconv.Itoa(width), func(b *testing.B) {
+				o := samplers.NewKerasAdam(1e-3)
+				p := tensor.New(tensor.WithShape(in, width), tensor.WithBacking(make([]float32, in*width)))
+				gd := make([]float32, in*width)
+				g := tensor.New(tensor.WithShape(in, width), tensor.WithBacking(gd))
+				params, grads := []*tensor.Dense{p}, []G.Value{g}
+				steps := 0
+				for b.Loop() {
+					s := steps % batches
+					rows := [][]int32{batch[s]}
+					clear(gd)
+					for _, r := range batch[s] {
+						for j := range width {
+							gd[int(r)*width+j] = 1e-3 * float32(j%5+1)
+						}
+					}
+					var err error
+					if deferred {
+						if err = o.Settle(params, 0, batch[s]); err == nil {
+							err = o.StepDeferred(params, grads, rows, []bool{true})
+						}
+						if err == nil && s == batches-1 {
+							err = o.Settle(params, 0, nil)
+						}
+					} else {
+						err = o.StepRows(params, grads, rows)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					steps++
+				}
+			})
+		}
 	}
 }
