@@ -40,12 +40,14 @@ type RunProgress struct {
 	ID                int64
 	Dataset, Protocol string
 	Done, Cells       int
-	// Left estimates the core-seconds the unfinished cells will take: each at the mean of
-	// its method's finished cells (a method's cells cost alike, and methods differ tenfold:
-	// a clean BOHB cell trains 30 full-fidelity equivalents, AHSC screens for one epoch),
-	// or at the mean of every finished cell while its method has none. NaN before any cell
-	// finished. (A cell under way counts the same: how long it has run says little of what
-	// is left, so UnderWay shows it beside.)
+	// Left estimates the core-seconds the unfinished cells will take. A method's cells cost
+	// alike, and methods differ tenfold (a clean BOHB cell trains 30 full-fidelity
+	// equivalents, AHSC screens for one epoch), so each cell counts at its method's mean: of
+	// its finished cells and of its cells under way, each of these at the time its record has
+	// reached (at least what it will take: a mean of finished cells alone would hold a method
+	// at its one quick cell while others have run for hours), or at the mean of every finished
+	// cell, at least, while its method has none finished. A cell under way counts what is left
+	// of that mean after its record's time, or nothing past it. NaN before any cell finished.
 	Left float64
 	// UnderWay are the unfinished cells that recorded evaluations (a cell's record survives
 	// its worker: see journal), in cell order.
@@ -128,39 +130,44 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 		p.Protocol = protocolClean
 	}
 	type tally struct {
-		n   int
-		sum float64
+		n, done int
+		sum     float64
 	}
 	byMethod, all := map[string]tally{}, tally{}
 	method := func(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
+	spent := map[string]float64{} // cells under way: their records' time
 	for _, c := range cells {
-		if c.Done {
+		switch r, ok := recordOf(c.Key, c.Record); {
+		case c.Done:
 			t := byMethod[method(c.Key)]
-			byMethod[method(c.Key)] = tally{t.n + 1, t.sum + c.Seconds}
-			all = tally{all.n + 1, all.sum + c.Seconds}
+			byMethod[method(c.Key)] = tally{t.n + 1, t.done + 1, t.sum + c.Seconds}
+			all = tally{all.n + 1, all.done + 1, all.sum + c.Seconds}
+		case ok:
+			p.UnderWay = append(p.UnderWay, r)
+			spent[c.Key] = r.Seconds
+			t := byMethod[method(c.Key)]
+			byMethod[method(c.Key)] = tally{t.n + 1, t.done, t.sum + r.Seconds}
 		}
 	}
 	p.Done = all.n
+	if all.n == 0 {
+		return p, nil
+	}
+	mean := func(t tally) float64 { return t.sum / float64(t.n) }
+	p.Left = 0
 	for _, c := range cells {
 		if c.Done {
 			continue
 		}
-		if r, ok := recordOf(c.Key, c.Record); ok {
-			p.UnderWay = append(p.UnderWay, r)
+		t := byMethod[method(c.Key)]
+		each := mean(all)
+		switch {
+		case t.done > 0:
+			each = mean(t)
+		case t.n > 0:
+			each = max(each, mean(t))
 		}
-	}
-	if all.n == 0 {
-		return p, nil
-	}
-	p.Left = 0
-	for _, c := range cells {
-		if !c.Done {
-			t, ok := byMethod[method(c.Key)]
-			if !ok {
-				t = all
-			}
-			p.Left += t.sum / float64(t.n)
-		}
+		p.Left += max(each-spent[c.Key], 0)
 	}
 	return p, nil
 }
@@ -415,8 +422,9 @@ func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset
 	}
 	if len(running) > 0 {
 		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left on one core: each unfinished cell at "+
-			"the mean of its method's finished cells, or of all finished cells while its method has none; a cell "+
-			"under way, at the same, beside the evaluations it has recorded): %s.\n", strings.Join(running, ", "))
+			"the mean of its method's cells, the finished ones and those under way at the time their records have "+
+			"reached, or at least at the mean of all finished cells while its method has none; a cell under way, at "+
+			"what is left of that mean): %s.\n", strings.Join(running, ", "))
 	}
 	if len(queued) > 0 {
 		fmt.Fprintf(b, "\nSubmitted to the store, no cell finished yet: %s.\n", strings.Join(queued, ", "))

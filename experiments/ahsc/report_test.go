@@ -111,7 +111,7 @@ func TestTable1Figure2(t *testing.T) {
 		"### Images, protocol authors", "| mnist | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
 		"Not yet run: svhn",
-		"vehicle (run 8, 9/120 cells, ≈ 14.0 core-hours left; under way: vehicle/r3/bohb with 3 evaluations recorded over 2.5 h of search, vehicle/r5/bohb with 1 evaluation recorded over 2 min of search, superseding run 5).",
+		"vehicle (run 8, 9/120 cells, ≈ 20.0 core-hours left; under way: vehicle/r3/bohb with 3 evaluations recorded over 2.5 h of search, vehicle/r5/bohb with 1 evaluation recorded over 2 min of search, superseding run 5).",
 		"Submitted to the store, no cell finished yet: mnist (clean: run 9, 0/30 cells).",
 		"| 1 | authors | paper | iris | hat | 50m0s | 48h30m0s | 0s | `abc blas=gonum`, `abc blas=openblas` |",
 		"| 2 | authors | paper | mnist | torch | 10m0s | 0s | 0s | – |", "| 3 | clean | paper | wine | torch | – | 0s | 0s | – |",
@@ -133,12 +133,14 @@ func TestTable1Figure2(t *testing.T) {
 // inProgressRuns are two runs in progress and checks of ParseRunProgress on them.
 func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
 	t.Helper()
-	// vehicle: 9 of 120 cells done, 6 AHSC cells of 100 s and 3 BOHB ones of 1,000 s; left: 14
-	// AHSC and 17 BOHB cells at their methods' means, 80 others at the mean of all, 3,600/9 =
-	// 400 s: 14·100 + 17·1,000 + 80·400 = 50,400 s = 14.0 core-hours. Repeat 3's BOHB cell has
-	// recorded three evaluations, the last ending 9,000 s into its search (it counts at the
-	// mean all the same), repeat 5's one, after 150 s; repeat 4's record cannot be read, and a
-	// done cell's is not shown.
+	// vehicle: 9 of 120 cells done, 6 AHSC cells of 100 s and 3 BOHB ones of 1,000 s. Repeat
+	// 3's BOHB cell has recorded three evaluations, the last ending 9,000 s into its search,
+	// repeat 5's one, after 150 s; repeat 4's record cannot be read (it counts as not
+	// started), and a done cell's is not shown. BOHB's mean counts the two under way at their
+	// records: (3·1,000 + 9,000 + 150)/5 = 2,430 s. Left: 14 AHSC cells at 100 s; repeat 3's
+	// BOHB nothing (past the mean), repeat 5's 2,430 − 150 = 2,280 s, 15 other BOHB cells at
+	// 2,430 s; 80 others at the mean of all finished cells, 3,600/9 = 400 s: 1,400 + 2,280 +
+	// 36,450 + 32,000 = 72,130 s = 20.0 core-hours.
 	var cells []CellTime
 	for i := range 120 {
 		method := []string{"ahsc", "bohb", "random", "tpe", "hebo", "turbo"}[i%6]
@@ -159,8 +161,8 @@ func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
 		cells = append(cells, c)
 	}
 	vehicle, err := ParseRunProgress(8, []byte(`{"preset":"paper","seed":1,"config":{"dataset":"vehicle","protocol":"authors"}}`), cells)
-	if err != nil || vehicle.Done != 9 || vehicle.Cells != 120 || vehicle.Left != 50400 {
-		t.Fatalf("vehicle: %+v, %v; want 9/120 done, 50,400 s left", vehicle, err)
+	if err != nil || vehicle.Done != 9 || vehicle.Cells != 120 || vehicle.Left != 72130 {
+		t.Fatalf("vehicle: %+v, %v; want 9/120 done, 72,130 s left", vehicle, err)
 	}
 	if want := []CellRecord{{Key: "vehicle/r3/bohb", Evaluations: 3, Seconds: 9000}, {Key: "vehicle/r5/bohb", Evaluations: 1, Seconds: 150}}; !slices.Equal(vehicle.UnderWay, want) {
 		t.Fatalf("vehicle's cells under way: %+v; want %+v", vehicle.UnderWay, want)
@@ -278,5 +280,26 @@ func TestTable1Lookalikes(t *testing.T) {
 	layoutRows(&none, tb, protocolAuthors, "## t", func(string) bool { return true })
 	if strings.Contains(none.String(), "Not bold though") {
 		t.Errorf("no lookalike, yet the note:\n%s", none.String())
+	}
+}
+
+// TestRunProgressMethodUnderWay: a method none of whose cells finished counts at the longer
+// of the mean of every finished cell and its cells' records (two AHSC cells done in 100 s, one
+// HEBO cell 500 s into its search, another not started: 500 s left, none for the one under
+// way; with its record at 50 s, the mean of all, 100 s, each: 50 + 100).
+func TestRunProgressMethodUnderWay(t *testing.T) {
+	for _, c := range []struct {
+		at   string
+		want float64
+	}{{"500", 500}, {"50", 150}} {
+		cells := []CellTime{
+			{Key: "wine/r0/ahsc", Done: true, Seconds: 100}, {Key: "wine/r1/ahsc", Done: true, Seconds: 100},
+			{Key: "wine/r0/hebo", Record: json.RawMessage(`{"code_version":"abc","progress":[{"at":` + c.at + `}]}`)},
+			{Key: "wine/r1/hebo"},
+		}
+		p, err := ParseRunProgress(3, []byte(`{"config":{"dataset":"wine"}}`), cells)
+		if err != nil || p.Left != c.want || len(p.UnderWay) != 1 {
+			t.Errorf("record at %s s: %+v, %v; want %v s left, one cell under way", c.at, p, err, c.want)
+		}
 	}
 }
