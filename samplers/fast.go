@@ -23,10 +23,27 @@ var (
 	_ Checked = (*Langevin)(nil)
 )
 
+// FiniteTeller is implemented by optimizers that refuse, before changing anything, a step whose
+// gradients hold a NaN or infinite entry, and so read every gradient at every step for that
+// alone. TellFinite names, for the next step only, the gradients (one flag each) that the caller
+// has proved finite without reading them (graph.Program.Finite: a weight gradient whose
+// operands bound it below overflow), and that step does not read those for the check. A flag
+// set wrongly lets a non-finite gradient through; the parameters it spoils are still reported
+// (Checked).
+type FiniteTeller interface {
+	TellFinite(proved []bool)
+}
+
+var _ FiniteTeller = (*Adam)(nil)
+
 // fastFiniteGrads is finiteGrads through graph's vector scan: the same check and error, at
-// memory speed, reading a gradient with known rows (StepRows) only in those rows.
-func fastFiniteGrads[T graph.Float](params []*tensor.Dense, grads []G.Value, rows [][]int32) error {
+// memory speed, reading a gradient with known rows (StepRows) only in those rows, and none
+// that proved (nil, or a flag per gradient: FiniteTeller) says is finite.
+func fastFiniteGrads[T graph.Float](params []*tensor.Dense, grads []G.Value, rows [][]int32, proved []bool) error {
 	for i, g := range grads {
+		if proved != nil && proved[i] {
+			continue
+		}
 		e, err := values[T](g)
 		if err != nil {
 			return fmt.Errorf("samplers: gradient %d: %w", i, err)

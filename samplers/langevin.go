@@ -77,7 +77,7 @@ func (l *Langevin) Step(params []*tensor.Dense, grads []G.Value) error {
 }
 
 func langevinStep[T graph.Float](l *Langevin, params []*tensor.Dense, grads []G.Value) error {
-	if err := fastFiniteGrads[T](nil, grads, nil); err != nil {
+	if err := fastFiniteGrads[T](nil, grads, nil, nil); err != nil {
 		return err
 	}
 	eta, std := l.Eta, l.NoiseStd()

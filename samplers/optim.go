@@ -149,6 +149,9 @@ type Adam struct {
 	st   state
 	bad  int    // NonFiniteAfterStep
 	owes *owing // what StepDeferred left behind (defer.go)
+	// proved is what TellFinite said of the next step's gradients, when told
+	proved []bool
+	told   bool
 }
 
 // NewAdam returns Adam with learning rate lr and PyTorch's defaults β1 = 0.9, β2 = 0.999,
@@ -161,8 +164,13 @@ func NewKerasAdam(lr float64) *Adam {
 	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-7, EpsHat: true}
 }
 
-// Reset forgets the moment estimates, the step count and any deferred updates.
-func (o *Adam) Reset() { o.st, o.owes = state{}, nil }
+// Reset forgets the moment estimates, the step count, any deferred updates and what TellFinite
+// said.
+func (o *Adam) Reset() { o.st, o.owes, o.told = state{}, nil, false }
+
+// TellFinite says which gradients of the next step the caller has proved finite (see
+// FiniteTeller); that step fails if their number is not the gradients'.
+func (o *Adam) TellFinite(proved []bool) { o.proved, o.told = append(o.proved[:0], proved...), true }
 
 // Step applies one Adam update to params in place.
 func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
@@ -178,6 +186,10 @@ func (o *Adam) StepRows(params []*tensor.Dense, grads []G.Value, rows [][]int32)
 
 // stepDeferred is StepDeferred, and with lazy nil StepRows.
 func (o *Adam) stepDeferred(params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy []bool) error {
+	var proved []bool
+	if o.told {
+		proved, o.told = o.proved, false
+	}
 	switch {
 	case !(o.LR >= 0) || math.IsInf(o.LR, 0):
 		return fmt.Errorf("samplers: Adam learning rate %v; want a finite LR ≥ 0", o.LR)
@@ -196,14 +208,17 @@ func (o *Adam) stepDeferred(params []*tensor.Dense, grads []G.Value, rows [][]in
 	if lazy != nil && len(lazy) != len(params) {
 		return fmt.Errorf("samplers: %d deferral flags for %d parameters", len(lazy), len(params))
 	}
-	if dt == tensor.Float32 {
-		return adamStep[float32](o, params, grads, rows, lazy)
+	if proved != nil && len(proved) != len(grads) {
+		return fmt.Errorf("samplers: TellFinite gave %d flags for %d gradients", len(proved), len(grads))
 	}
-	return adamStep[float64](o, params, grads, rows, lazy)
+	if dt == tensor.Float32 {
+		return adamStep[float32](o, params, grads, rows, lazy, proved)
+	}
+	return adamStep[float64](o, params, grads, rows, lazy, proved)
 }
 
-func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy []bool) error {
-	if err := fastFiniteGrads[T](params, grads, rows); err != nil {
+func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy, proved []bool) error {
+	if err := fastFiniteGrads[T](params, grads, rows, proved); err != nil {
 		return err
 	}
 	sl, err := get[T](&o.st, params, 2)
@@ -317,7 +332,7 @@ func (o *RMSprop) Step(params []*tensor.Dense, grads []G.Value) error {
 }
 
 func rmspropStep[T graph.Float](o *RMSprop, params []*tensor.Dense, grads []G.Value) error {
-	if err := fastFiniteGrads[T](nil, grads, nil); err != nil {
+	if err := fastFiniteGrads[T](nil, grads, nil, nil); err != nil {
 		return err
 	}
 	// slot 0: s; slot 1: b (momentum); slot 2: a (centered)

@@ -108,6 +108,7 @@ type program struct {
 	gradVals  []G.Value
 	paramVals []*tensor.Dense
 	gradRows  [][]int32 // what the Program knows of the gradients' nonzero rows (step)
+	finite    []bool    // which gradients the Program vouches are finite (step)
 	// rowRead[i]: the Program reads parameter i only as the product of the batch's inputs
 	// with it, so only in the rows the batch's nonzero inputs select (deferral)
 	rowRead []bool
@@ -429,6 +430,9 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 // step hands the optimizer the gradients, with the rows outside which each is zero where the
 // Program knows them (a first layer behind one-hot inputs) and the optimizer can use them.
 func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G.Value, d *deferral) error {
+	if ft, ok := opt.(samplers.FiniteTeller); ok {
+		ft.TellFinite(p.provedFinite())
+	}
 	rs, ok := opt.(samplers.RowStepper)
 	if ok != p.readOnly {
 		// a RowStepper only reads the gradients, so the Program may clear only the rows of
@@ -458,6 +462,21 @@ func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G
 		return opt.Step(values, grads)
 	}
 	return rs.StepRows(values, grads, p.gradRows)
+}
+
+// provedFinite flags the gradients of the last run that the Program vouches are finite from
+// their operands alone (graph.Program.Finite: a hidden layer's weight gradient, a thousandth
+// of whose size is a batch's rows), which an optimizer then need not read for its check; a
+// gradient with known nonzero rows is read only in those anyway.
+func (p *program) provedFinite() []bool {
+	if p.finite == nil {
+		p.finite = make([]bool, len(p.grads))
+	}
+	for i, g := range p.grads {
+		_, rows := p.prog.NonzeroRows(g)
+		p.finite[i] = !rows && p.prog.Finite(g)
+	}
+	return p.finite
 }
 
 // countCorrect is how many rows of logits (one per idx, k columns) predict y[idx[r]], with
