@@ -214,13 +214,19 @@ func TestReadOnlyClearsDirtyRows(t *testing.T) {
 // columns (random, from rng, when rng is not nil), and loss's gradient with respect to w.
 func productLoss(t *testing.T, b, in, out int, rng *rand.Rand) (x, w, loss *G.Node, grads G.Nodes) {
 	t.Helper()
+	return productLossOf(t, tensor.Float64, b, in, out, rng)
+}
+
+// productLossOf is productLoss in dtype dt; rng, when not nil, draws w's values (float64 only).
+func productLossOf(t *testing.T, dt tensor.Dtype, b, in, out int, rng *rand.Rand) (x, w, loss *G.Node, grads G.Nodes) {
+	t.Helper()
 	g := G.NewGraph()
-	x = G.NewMatrix(g, tensor.Float64, G.WithShape(b, in), G.WithName("x"))
+	x = G.NewMatrix(g, dt, G.WithShape(b, in), G.WithName("x"))
 	opts := []G.NodeConsOpt{G.WithShape(in, out), G.WithName("w")}
 	if rng != nil {
 		opts = append(opts, G.WithValue(tensor.New(tensor.WithShape(in, out), tensor.WithBacking(randomMatrix(rng, in, out, 1)))))
 	}
-	w = G.NewMatrix(g, tensor.Float64, opts...)
+	w = G.NewMatrix(g, dt, opts...)
 	y, err := MatMul(x, w)
 	if err == nil {
 		if y, err = Square(y); err == nil {

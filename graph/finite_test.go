@@ -23,22 +23,9 @@ func testFinite[T Float](t *testing.T, dt tensor.Dtype, largest float64) {
 	const batch, in, out = 4, 64, 64
 	run := func(b, n int, xScale, wScale float64, poison bool) (finite, holds bool, p *Program, loss *G.Node) {
 		t.Helper()
-		g := G.NewGraph()
-		x := G.NewMatrix(g, dt, G.WithShape(b, n), G.WithName("x"))
-		w := G.NewMatrix(g, dt, G.WithShape(n, out), G.WithName("w"))
-		y, err := MatMul(x, w)
-		var grads G.Nodes
-		if err == nil {
-			if y, err = Square(y); err == nil {
-				if loss, err = Sum(y); err == nil {
-					grads, err = Grad(loss, w)
-				}
-			}
-		}
+		x, w, l, grads := productLossOf(t, dt, b, n, out, nil)
+		p, err := Compile(l, grads[0])
 		if err != nil {
-			t.Fatal(err)
-		}
-		if p, err = Compile(loss, grads[0]); err != nil {
 			t.Fatal(err)
 		}
 		if p.Finite(grads[0]) {
@@ -71,7 +58,7 @@ func testFinite[T Float](t *testing.T, dt tensor.Dtype, largest float64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Finite(grads[0]), FirstNonFinite(e) < 0, p, loss
+		return p.Finite(grads[0]), FirstNonFinite(e) < 0, p, l
 	}
 	finite, holds, p, loss := run(batch, in, 1, 1, false)
 	if !finite || !holds {
