@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -242,20 +243,28 @@ func productLossOf(t *testing.T, dt tensor.Dtype, b, in, out int, rng *rand.Rand
 }
 
 // BenchmarkAdamZeroSteps times the replay of 32 owed zero-gradient Adam steps (ε̂, as the
-// authors' protocol runs it) over one row of a one-hot layer 1,024 wide, per weight and step.
+// authors' protocol runs it) over rows of a one-hot layer, one row at a time as a batch's rows
+// are settled, per weight and step: one row 1,024 wide, and sixteen rows 64 wide.
 func BenchmarkAdamZeroSteps(b *testing.B) {
-	const n, steps = 1024, 32
-	p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
-	for i := range p {
-		p[i], m[i], v[i] = 0.1, 1e-3*float32(i%7+1), 1e-6*float32(i%5+1)
+	for _, rows := range []struct{ n, width int }{{1, 1024}, {16, 64}} {
+		b.Run(fmt.Sprintf("%dx%d", rows.n, rows.width), func(b *testing.B) {
+			const steps = 32
+			n := rows.n * rows.width
+			p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range p {
+				p[i], m[i], v[i] = 0.1, 1e-3*float32(i%7+1), 1e-6*float32(i%5+1)
+			}
+			cs := make([]AdamCoeffs[float32], steps)
+			for t := range cs {
+				cs[t] = AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: 1e-3 / float32(t+1), Bc2: 1, Eps: 1e-7, Hat: true}
+			}
+			b.ResetTimer()
+			for range b.N {
+				for r := 0; r < n; r += rows.width {
+					AdamZeroSteps(p[r:r+rows.width], m[r:r+rows.width], v[r:r+rows.width], cs)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
+		})
 	}
-	cs := make([]AdamCoeffs[float32], steps)
-	for t := range cs {
-		cs[t] = AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: 1e-3 / float32(t+1), Bc2: 1, Eps: 1e-7, Hat: true}
-	}
-	b.ResetTimer()
-	for range b.N {
-		AdamZeroSteps(p, m, v, cs)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
 }

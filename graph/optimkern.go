@@ -164,8 +164,10 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held bool) bool {
 			c := any(cs).([]AdamCoeffs[float32])
 			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &c[0].B1c, len(c), int(unsafe.Sizeof(c[0]))) || bad
 		}
-		for _, c := range cs {
-			bad = adamRange(p[a+done:e], zeros[:e-a-done], m[a+done:e], v[a+done:e], c) || bad
+		if done < e-a { // a tail the kernel left, or all of a range it does not take
+			for _, c := range cs {
+				bad = adamRange(p[a+done:e], zeros[:e-a-done], m[a+done:e], v[a+done:e], c) || bad
+			}
 		}
 		a = e
 	}
