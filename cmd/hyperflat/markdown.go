@@ -182,7 +182,7 @@ func runProgress(ctx context.Context, st *store.Store, info store.Run) (ahsc.Run
 	}
 	times := make([]ahsc.CellTime, len(cells))
 	for i, c := range cells {
-		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds, Record: saved[c.Index]}
+		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds, Output: c.Outcome.Output, Record: saved[c.Index]}
 	}
 	return ahsc.ParseRunProgress(info.ID, info.Options, times)
 }

@@ -65,7 +65,10 @@ type CellRecord struct {
 type CellTime struct {
 	Key     string // "dataset/rREPEAT/method", the ahsc plan's cell key
 	Done    bool
-	Seconds float64 // a done cell's
+	Seconds float64 // a done cell's: its last attempt's
+	// Output is a done cell's output; its search's seconds (a resumed cell's replayed
+	// evaluations at their first cost) count instead of Seconds where they are more.
+	Output json.RawMessage
 	// Record is an unfinished cell's saved progress as the store keeps it
 	// (store.Store.SavedProgress), or nil.
 	Record json.RawMessage
@@ -139,9 +142,14 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 	for _, c := range cells {
 		switch r, ok := recordOf(c.Key, c.Record); {
 		case c.Done:
+			cost := c.Seconds
+			var out struct{ Seconds float64 }
+			if json.Unmarshal(c.Output, &out) == nil && out.Seconds > cost {
+				cost = out.Seconds
+			}
 			t := byMethod[method(c.Key)]
-			byMethod[method(c.Key)] = tally{t.n + 1, t.done + 1, t.sum + c.Seconds}
-			all = tally{all.n + 1, all.done + 1, all.sum + c.Seconds}
+			byMethod[method(c.Key)] = tally{t.n + 1, t.done + 1, t.sum + cost}
+			all = tally{all.n + 1, all.done + 1, all.sum + cost}
 		case ok:
 			p.UnderWay = append(p.UnderWay, r)
 			spent[c.Key] = r.Seconds

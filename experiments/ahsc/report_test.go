@@ -286,7 +286,8 @@ func TestTable1Lookalikes(t *testing.T) {
 // TestRunProgressMethodUnderWay: a method none of whose cells finished counts at the longer
 // of the mean of every finished cell and its cells' records (two AHSC cells done in 100 s, one
 // HEBO cell 500 s into its search, another not started: 500 s left, none for the one under
-// way; with its record at 50 s, the mean of all, 100 s, each: 50 + 100).
+// way; with its record at 50 s, the mean of all, 100 s, each: 50 + 100); and a cell resumed
+// from its record counts for its search's seconds, not its last attempt's.
 func TestRunProgressMethodUnderWay(t *testing.T) {
 	for _, c := range []struct {
 		at   string
@@ -301,5 +302,15 @@ func TestRunProgressMethodUnderWay(t *testing.T) {
 		if err != nil || p.Left != c.want || len(p.UnderWay) != 1 {
 			t.Errorf("record at %s s: %+v, %v; want %v s left, one cell under way", c.at, p, err, c.want)
 		}
+	}
+	// a cell resumed from its record finished in 60 s of its last attempt, but its search took
+	// 400: the other AHSC cell counts at the mean of 100 and 400
+	cells := []CellTime{
+		{Key: "wine/r0/ahsc", Done: true, Seconds: 100, Output: json.RawMessage(`{"seconds":90}`)},
+		{Key: "wine/r1/ahsc", Done: true, Seconds: 60, Output: json.RawMessage(`{"seconds":400}`)},
+		{Key: "wine/r2/ahsc"},
+	}
+	if p, err := ParseRunProgress(3, []byte(`{"config":{"dataset":"wine"}}`), cells); err != nil || p.Left != 250 {
+		t.Errorf("a resumed cell: %+v, %v; want 250 s left", p, err)
 	}
 }
