@@ -465,9 +465,9 @@ func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G
 }
 
 // provedFinite flags the gradients of the last run that the Program vouches are finite from
-// their operands alone (graph.Program.Finite: a hidden layer's weight gradient, a thousandth
-// of whose size is a batch's rows), which an optimizer then need not read for its check; a
-// gradient with known nonzero rows is read only in those anyway.
+// their operands alone (graph.Program.Finite: a hidden layer's weight gradient, whose operands,
+// a batch's rows, are a small part of its size), which an optimizer then need not read for its
+// check; a gradient with known nonzero rows is read only in those anyway.
 func (p *program) provedFinite() []bool {
 	if p.finite == nil {
 		p.finite = make([]bool, len(p.grads))
