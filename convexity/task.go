@@ -93,6 +93,11 @@ type Task struct {
 	// EvalBatch is the number of rows scored per pass when a model is evaluated; 0 scores
 	// each data set in one pass. Results do not depend on it beyond rounding.
 	EvalBatch int
+	// Data, when set, is shared by the Trainers of every training and scoring of the task:
+	// each of its datasets is prepared once (a one-hot table compressed by rows; see
+	// train.DataCache) rather than at every fit. Results do not depend on it. Set it on Folds
+	// too (the same cache serves them all).
+	Data *train.DataCache
 
 	// MaxBytes is the memory budget of one trial in bytes (the --max-mem flag); 0 means no
 	// limit. It is enforced only when Estimate is set.
@@ -255,6 +260,7 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 	if err != nil {
 		return nil, nil, err
 	}
+	tr.ShareData(t.Data)
 	tc := train.Config{Epochs: epochs, BatchSize: c.BatchSize, Seed: t.seedFor(cfg) ^ 0x7a11}
 	if full && t.Early != nil {
 		e := *t.Early

@@ -50,11 +50,14 @@ type noCheckpoint struct{}
 func (noCheckpoint) Saved() json.RawMessage                      { return nil }
 func (noCheckpoint) Save(context.Context, json.RawMessage) error { return nil }
 
-// savedProgress is what the store keeps of a cell's progress: the progress, and the code
-// version that wrote it.
+// savedProgress is what the store keeps of a cell's progress: the progress, the code version
+// that wrote it, and the seconds the cell had been computed when it was saved, over this
+// attempt and the earlier ones whose progress it went on from (absent in records written
+// before the field).
 type savedProgress struct {
 	CodeVersion string          `json:"code_version"`
 	Progress    json.RawMessage `json:"progress"`
+	Seconds     float64         `json:"seconds,omitempty"`
 }
 
 // SavedRecord unwraps a cell's progress as the store keeps it (store.Store.SavedProgress): the
@@ -72,28 +75,38 @@ type storeCheckpoint struct {
 	s     *store.Store
 	l     *store.Lease
 	saved json.RawMessage
+	// start is when this attempt began; carried the seconds of the earlier attempts up to
+	// saved (zero when nothing was offered).
+	start   time.Time
+	carried float64
 
-	mu      sync.Mutex
-	pending json.RawMessage // saved by the cell, not yet written
-	written time.Time
+	mu             sync.Mutex
+	pending        json.RawMessage // saved by the cell, not yet written
+	pendingSeconds float64         // the cell's seconds when it saved pending
+	written        time.Time
 }
 
 // newStoreCheckpoint offers the lease's stored progress if this code version wrote it.
 func newStoreCheckpoint(s *store.Store, l *store.Lease) *storeCheckpoint {
-	c := &storeCheckpoint{s: s, l: l}
+	c := &storeCheckpoint{s: s, l: l, start: time.Now()}
 	var sp savedProgress
 	if l.Progress != nil && json.Unmarshal(l.Progress, &sp) == nil && sp.CodeVersion == CodeVersion() {
-		c.saved = sp.Progress
+		c.saved, c.carried = sp.Progress, sp.Seconds
 	}
 	return c
 }
+
+// seconds is the time the cell has been computed: this attempt's, and the earlier attempts' up
+// to the progress it went on from (what they computed after it is computed again, and counts
+// once).
+func (c *storeCheckpoint) seconds() float64 { return c.carried + time.Since(c.start).Seconds() }
 
 func (c *storeCheckpoint) Saved() json.RawMessage { return c.saved }
 
 func (c *storeCheckpoint) Save(ctx context.Context, progress json.RawMessage) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pending = progress
+	c.pending, c.pendingSeconds = progress, c.seconds()
 	if time.Since(c.written) < CheckpointInterval {
 		return nil
 	}
@@ -112,7 +125,7 @@ func (c *storeCheckpoint) flushLocked(ctx context.Context) error {
 	if c.pending == nil {
 		return nil
 	}
-	b, err := json.Marshal(savedProgress{CodeVersion: CodeVersion(), Progress: c.pending})
+	b, err := json.Marshal(savedProgress{CodeVersion: CodeVersion(), Progress: c.pending, Seconds: c.pendingSeconds})
 	if err != nil {
 		return fmt.Errorf("checkpoint of %s: %w", c.l, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/hyperflat/hyperflat/experiments"
 )
@@ -15,6 +16,7 @@ import (
 // and records every step it computes. stop, when set, interrupts the run after that many steps.
 type countingExperiment struct {
 	steps int
+	pause time.Duration // each step's time
 
 	mu       sync.Mutex
 	computed []int
@@ -44,6 +46,7 @@ func (c *countingExperiment) experiment() Experiment {
 					return CellResult{}, err
 				}
 				sum += step * step
+				time.Sleep(c.pause)
 				c.mu.Lock()
 				c.computed = append(c.computed, step)
 				if step+1 == c.stop {
@@ -96,5 +99,40 @@ func TestCheckpointResume(t *testing.T) {
 	res, err := plain.experiment().Run(context.Background(), Options{Seed: 1, Workers: 1, Config: &soakConfig{}})
 	if err != nil || res.Tables[0].Rows[0][0] != "5" {
 		t.Errorf("in-memory run: %v, %v", res, err)
+	}
+}
+
+// TestCheckpointCountsEarlierAttempts: a cell that went on from an earlier attempt's progress
+// reports the time of both attempts as its seconds (the store's run summary sums them), not
+// only its last attempt's.
+func TestCheckpointCountsEarlierAttempts(t *testing.T) {
+	st := openTestStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	const pause = 40 * time.Millisecond
+	c := &countingExperiment{steps: 6, stop: 4, cancel: cancel, pause: pause}
+	e := c.experiment()
+	began := time.Now()
+	if _, err := (&Runner{Store: st}).Start(ctx, e, Options{Seed: 1, Config: &soakConfig{}}, Mode{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v, want context.Canceled", err)
+	}
+	status, err := (&Runner{Store: st}).Start(context.Background(), e, Options{Seed: 1, Config: &soakConfig{}}, Mode{Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(began).Seconds()
+	cells, err := st.Cells(context.Background(), status.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six steps were computed in all, four of them by the first attempt.
+	if got, least := cells[0].Outcome.Seconds, (6 * pause).Seconds(); got < least || got > wall {
+		t.Errorf("cell seconds %.3f, want between the six steps' %.3f and the two runs' wall time %.3f", got, least, wall)
+	}
+	runs, err := st.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs[len(runs)-1].CellSeconds; got != cells[0].Outcome.Seconds {
+		t.Errorf("run's cell seconds %.3f, want its one cell's %.3f", got, cells[0].Outcome.Seconds)
 	}
 }

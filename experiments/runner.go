@@ -631,13 +631,13 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 	cctx, cancelCell := context.WithCancel(ctx)
 	cp := newStoreCheckpoint(r.Store, l)
 	lost, hbDone := r.heartbeat(cctx, cancelCell, l, cp)
-	start := time.Now()
 	var res CellResult
 	runErr := recovered(func() (err error) {
 		res, err = pl.plan.Run(WithCheckpoint(cctx, cp), l.Index, inner)
 		return err
 	})
-	secs := time.Since(start).Seconds()
+	// A cell that went on from an earlier attempt's progress counts that attempt's time too.
+	secs := cp.seconds()
 	cancelCell()
 	<-hbDone
 	var out []byte

@@ -143,8 +143,13 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held bool) bool {
 		skip = skip && c.WD == 0
 	}
 	still := func(a int) bool { // whether chunk a's moments are all zero
+		// a chunk that is moving mostly shows it in its first moment's first weight: testing
+		// that here spares the call into the scan
+		if !skip || m[a] != 0 {
+			return false
+		}
 		e := min(len(p), a+zeroMomentChunk)
-		return skip && firstNonzero(m[a:e]) == e-a && firstNonzero(v[a:e]) == e-a
+		return firstNonzero(m[a:e]) == e-a && firstNonzero(v[a:e]) == e-a
 	}
 	bad := false
 	for a := 0; a < len(p); {

@@ -43,9 +43,11 @@ type Lease struct {
 
 // Outcome is what a finished cell produced.
 type Outcome struct {
-	Output      json.RawMessage    // the cell's full result
-	Metrics     map[string]float64 // headline numbers; NaN and ±Inf are kept
-	History     json.RawMessage    // optional per-step history
+	Output  json.RawMessage    // the cell's full result
+	Metrics map[string]float64 // headline numbers; NaN and ±Inf are kept
+	History json.RawMessage    // optional per-step history
+	// Seconds is the time the cell took, as its worker reports it (experiments' workers count
+	// the earlier attempts whose saved progress the cell went on from).
 	Seconds     float64
 	CodeVersion string
 	Host        string

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
@@ -35,11 +36,11 @@ func TestSparseFillMatchesDense(t *testing.T) {
 	for i := range denseDS.X {
 		denseDS.X[i] = rng.NormFloat64()
 	}
-	var c sparseCache
-	if c.rows(sparse) == nil {
+	var c DataCache
+	if c.sparseRows(sparse) == nil {
 		t.Fatal("a table 2.5% full was not compressed")
 	}
-	if c.rows(denseDS) != nil {
+	if c.sparseRows(denseDS) != nil {
 		t.Fatal("a dense table was compressed")
 	}
 	const b, k = 8, 3
@@ -47,7 +48,7 @@ func TestSparseFillMatchesDense(t *testing.T) {
 	x, y := make([]float32, b*200), make([]float32, b*k)
 	for step, ds := range []*datasets.Dataset{sparse, sparse, denseDS, sparse, sparse} {
 		idx := rng.Perm(60)[:b]
-		fillBatch(p, x, y, ds, c.rows(ds), idx, k)
+		fillBatch(p, x, y, ds, c.sparseRows(ds), idx, k)
 		wantX, wantY := make([]float32, b*200), make([]float32, b*k)
 		fillBatch(&program{}, wantX, wantY, ds, nil, idx, k)
 		if !slices.Equal(x, wantX) || !slices.Equal(y, wantY) {
@@ -58,7 +59,7 @@ func TestSparseFillMatchesDense(t *testing.T) {
 
 func TestSparseCacheDeclines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var c sparseCache
+	var c DataCache
 	for _, tc := range []struct {
 		name string
 		ds   *datasets.Dataset
@@ -66,7 +67,7 @@ func TestSparseCacheDeclines(t *testing.T) {
 		{"narrow", oneHotTable(rng, 30, 40, 1)},
 		{"1 in 10 nonzero", oneHotTable(rng, 30, 200, 20)},
 	} {
-		if c.rows(tc.ds) != nil {
+		if c.sparseRows(tc.ds) != nil {
 			t.Errorf("%s: compressed", tc.name)
 		}
 	}
@@ -190,5 +191,93 @@ func TestFitDeferred(t *testing.T) {
 				t.Fatalf("%v: weight %d is %v deferred, %v not", dt, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// compressRows keeps every nonzero entry (NaN and ±Inf included, −0 not) in row order, on
+// rows whose width is not a multiple of the eight it skips at once.
+func TestCompressRowsKeepsEveryNonzero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ds := oneHotTable(rng, 40, 203, 3)
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 5e-324, -1e300}
+	for i, v := range specials {
+		ds.X[i*37*ds.D/40+i] = v // spread over rows, columns and positions within eight
+	}
+	ds.X[len(ds.X)-1] = 2 // the last column of the last row, after the last whole eight
+	sp := compressRows(ds)
+	if sp == nil {
+		t.Fatal("a one-hot table was not compressed")
+	}
+	var ptr []int
+	var col []int32
+	var val []float64
+	ptr = append(ptr, 0)
+	for i := 0; i < ds.N; i++ {
+		for j, v := range ds.Row(i) {
+			if v != 0 || math.IsNaN(v) {
+				col, val = append(col, int32(j)), append(val, v)
+			}
+		}
+		ptr = append(ptr, len(col))
+	}
+	same := func(a, b []float64) bool {
+		return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+	}
+	if !slices.Equal(sp.ptr, ptr) || !slices.Equal(sp.col, col) || !same(sp.val, val) {
+		t.Errorf("compressed rows differ from a scan of every entry:\nptr %v\nwant %v\ncol %v\nwant %v", sp.ptr, ptr, sp.col, col)
+	}
+}
+
+// checkData names the first non-finite feature in row order, whether the Trainer keeps the
+// dataset compressed or reads it whole.
+func TestCheckDataNamesNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	wide := oneHotTable(rng, 30, 150, 2)
+	dense := &datasets.Dataset{Name: "dense", N: 30, D: 150, Shape: []int{150}, X: make([]float64, 30*150), Y: make([]int, 30)}
+	for i := range dense.X {
+		dense.X[i] = rng.NormFloat64()
+	}
+	for _, ds := range []*datasets.Dataset{wide, dense} {
+		for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			tr := &Trainer{data: &DataCache{}}
+			ds.X[20*150+149] = 1 // rows 9 and 20 both fail; row 9 comes first
+			ds.X[9*150+13], ds.X[20*150+5] = bad, bad
+			err := tr.checkData(ds, nil, "training")
+			if err == nil || !strings.Contains(err.Error(), "row 9, column 13") {
+				t.Errorf("%s with %v at row 9, column 13: %v", ds.Name, bad, err)
+			}
+			if compressed := tr.data.sparseRows(ds) != nil; compressed != (ds == wide) {
+				t.Errorf("%s: compressed %v", ds.Name, compressed)
+			}
+			ds.X[9*150+13], ds.X[20*150+5] = 0.5, 0.5
+			if err := (&Trainer{data: &DataCache{}}).checkData(ds, nil, "training"); err != nil {
+				t.Errorf("%s, finite: %v", ds.Name, err)
+			}
+		}
+	}
+}
+
+// Trainers sharing a DataCache compress a dataset once; a cache given more datasets than it
+// keeps starts over rather than growing.
+func TestShareData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	ds := oneHotTable(rng, 20, 128, 2)
+	c := &DataCache{}
+	a, b := &Trainer{data: &DataCache{}}, &Trainer{data: &DataCache{}}
+	a.ShareData(c)
+	b.ShareData(c)
+	b.ShareData(nil) // keeps c
+	sa, sb := a.data.sparseRows(ds), b.data.sparseRows(ds)
+	if sa == nil || sa != sb || len(c.rows) != 1 {
+		t.Fatalf("shared cache: %p and %p, %d entries; want one compression", sa, sb, len(c.rows))
+	}
+	for range dataCacheSize {
+		c.sparseRows(oneHotTable(rng, 2, 64, 1))
+	}
+	if len(c.rows) > dataCacheSize {
+		t.Errorf("the cache holds %d datasets, more than %d", len(c.rows), dataCacheSize)
+	}
+	if _, ok := c.rows[sparseKey{ds, &ds.X[0], len(ds.X)}]; ok {
+		t.Error("the cache kept its first dataset past its size")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/graph"
@@ -92,7 +93,7 @@ type Trainer struct {
 	train  map[int]*program
 	eval   map[int]*program
 	params []*layers.Param
-	sparse sparseCache
+	data   *DataCache
 }
 
 type program struct {
@@ -137,7 +138,7 @@ func NewTrainer(m layers.Model, kind losses.Kind, decay *Decay) (*Trainer, error
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("train: the model has no parameters")
 	}
-	return &Trainer{model: m, kind: kind, decay: decay, train: map[int]*program{}, eval: map[int]*program{}, params: ps}, nil
+	return &Trainer{model: m, kind: kind, decay: decay, train: map[int]*program{}, eval: map[int]*program{}, params: ps, data: &DataCache{}}, nil
 }
 
 func (tr *Trainer) outputs(ds *datasets.Dataset) int {
@@ -238,7 +239,7 @@ func (tr *Trainer) programFor(b int, ds *datasets.Dataset, training bool) (*prog
 // load copies rows idx of ds into the program's input tensors.
 func (tr *Trainer) load(p *program, ds *datasets.Dataset, idx []int) error {
 	k := p.yv.Shape()[1]
-	sp := tr.sparse.rows(ds)
+	sp := tr.data.sparseRows(ds)
 	switch x := p.xv.Data().(type) {
 	case []float64:
 		y := p.yv.Data().([]float64)
@@ -293,7 +294,11 @@ func fillBatch[T graph.Float](p *program, x, y []T, ds *datasets.Dataset, sp *sp
 	}
 }
 
-func checkData(ds *datasets.Dataset, shape []int, what string) error {
+// checkData refuses data the Trainer cannot use. A NaN or infinite feature is nonzero, so
+// a dataset the Trainer keeps compressed (DataCache) holds every one among its nonzeros:
+// reading those spares a pass over every zero at every Fit and Evaluate (as much time as a
+// one-epoch fit of a one-hot table).
+func (tr *Trainer) checkData(ds *datasets.Dataset, shape []int, what string) error {
 	if ds == nil || ds.N == 0 {
 		return fmt.Errorf("train: no %s data", what)
 	}
@@ -303,10 +308,17 @@ func checkData(ds *datasets.Dataset, shape []int, what string) error {
 	if shape != nil && fmt.Sprint(ds.Shape) != fmt.Sprint(shape) {
 		return fmt.Errorf("train: %s data has examples of shape %v, training data %v", what, ds.Shape, shape)
 	}
-	for i, v := range ds.X {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("train: %s data %q has a non-finite value at row %d, column %d", what, ds.Name, i/ds.D, i%ds.D)
+	at := -1
+	if sp := tr.data.sparseRows(ds); sp != nil {
+		if t := graph.FirstNonFinite(sp.val); t >= 0 {
+			i, _ := slices.BinarySearch(sp.ptr, t+1) // the row whose nonzeros hold t
+			at = (i-1)*ds.D + int(sp.col[t])
 		}
+	} else {
+		at = graph.FirstNonFinite(ds.X)
+	}
+	if at >= 0 {
+		return fmt.Errorf("train: %s data %q has a non-finite value at row %d, column %d", what, ds.Name, at/ds.D, at%ds.D)
 	}
 	return nil
 }
@@ -333,7 +345,7 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	if err := tr.load(p, ds, idx); err != nil {
 		return res, err
 	}
-	if err := d.settleBatch(p, tr.sparse.rows(ds), idx); err != nil {
+	if err := d.settleBatch(p, tr.data.sparseRows(ds), idx); err != nil {
 		return res, err
 	}
 	if err := p.pass.Draw(dropout); err != nil {
@@ -546,6 +558,14 @@ func firstNonFinite(v G.Value) (int, float64) {
 	return -1, 0
 }
 
+// ShareData makes the Trainer prepare the datasets it is given in c, shared with other
+// Trainers (see DataCache), instead of in a cache of its own.
+func (tr *Trainer) ShareData(c *DataCache) {
+	if c != nil {
+		tr.data = c
+	}
+}
+
 // Result is a model's evaluation on a dataset.
 type Result struct {
 	Loss     float64
@@ -558,7 +578,7 @@ func (r Result) AUC(labels []int) (float64, error) { return losses.ROCAUCOvR(r.S
 
 // Evaluate scores ds in inference mode in batches of batch rows (all at once when 0).
 func (tr *Trainer) Evaluate(ctx context.Context, ds *datasets.Dataset, batch int) (Result, error) {
-	if err := checkData(ds, nil, "evaluation"); err != nil {
+	if err := tr.checkData(ds, nil, "evaluation"); err != nil {
 		return Result{}, err
 	}
 	if batch <= 0 || batch > ds.N {
@@ -626,11 +646,11 @@ func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 	if cfg.Epochs <= 0 {
 		return nil, fmt.Errorf("train: %d epochs", cfg.Epochs)
 	}
-	if err := checkData(trainData, nil, "training"); err != nil {
+	if err := tr.checkData(trainData, nil, "training"); err != nil {
 		return nil, err
 	}
 	if valData != nil {
-		if err := checkData(valData, trainData.Shape, "validation"); err != nil {
+		if err := tr.checkData(valData, trainData.Shape, "validation"); err != nil {
 			return nil, err
 		}
 	}

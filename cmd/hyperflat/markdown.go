@@ -85,7 +85,11 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		if err != nil {
 			return fail(fmt.Errorf("run %d: %w", info.ID, err))
 		}
-		sr := ahsc.StoredRun{ID: info.ID, Result: res, CellSeconds: info.CellSeconds}
+		times, err := cellTimes(ctx, st, info.ID)
+		if err != nil {
+			return fail(err)
+		}
+		sr := ahsc.StoredRun{ID: info.ID, Result: res, CellSeconds: ahsc.CellSeconds(times)}
 		if !info.Started.IsZero() && info.Finished.After(info.Started) {
 			sr.Wall = info.Finished.Sub(info.Started)
 		}
@@ -172,17 +176,26 @@ func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir, 
 
 // runProgress describes an unfinished ahsc run from its cells.
 func runProgress(ctx context.Context, st *store.Store, info store.Run) (ahsc.RunProgress, error) {
-	cells, err := st.Cells(ctx, info.ID)
+	times, err := cellTimes(ctx, st, info.ID)
 	if err != nil {
 		return ahsc.RunProgress{}, err
 	}
-	saved, err := st.SavedProgress(ctx, info.ID)
+	return ahsc.ParseRunProgress(info.ID, info.Options, times)
+}
+
+// cellTimes is where each cell of the ahsc run id stands.
+func cellTimes(ctx context.Context, st *store.Store, id int64) ([]ahsc.CellTime, error) {
+	cells, err := st.Cells(ctx, id)
 	if err != nil {
-		return ahsc.RunProgress{}, err
+		return nil, err
+	}
+	saved, err := st.SavedProgress(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	times := make([]ahsc.CellTime, len(cells))
 	for i, c := range cells {
 		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds, Output: c.Outcome.Output, Record: saved[c.Index]}
 	}
-	return ahsc.ParseRunProgress(info.ID, info.Options, times)
+	return times, nil
 }

@@ -22,7 +22,7 @@ type StoredRun struct {
 	ID     int64
 	Result *experiments.Result
 	// Wall is the run's wall time (its first claim to its last completion), CellSeconds the
-	// sum of its cells' seconds.
+	// sum of its cells' seconds (CellSeconds).
 	Wall        time.Duration
 	CellSeconds float64
 	// Spans are its done cells' spans (store.CellSpans): their union is the time the run was
@@ -65,13 +65,38 @@ type CellRecord struct {
 type CellTime struct {
 	Key     string // "dataset/rREPEAT/method", the ahsc plan's cell key
 	Done    bool
-	Seconds float64 // a done cell's: its last attempt's
+	Seconds float64 // a done or failed cell's, as the store keeps it
 	// Output is a done cell's output; its search's seconds (a resumed cell's replayed
 	// evaluations at their first cost) count instead of Seconds where they are more.
 	Output json.RawMessage
 	// Record is an unfinished cell's saved progress as the store keeps it
 	// (store.Store.SavedProgress), or nil.
 	Record json.RawMessage
+}
+
+// cost is a done cell's time: the store's, or its search's where that is more (a cell resumed
+// by a build that did not count its earlier attempts stores its last attempt's time only).
+func (c CellTime) cost() float64 {
+	cost := c.Seconds
+	var out struct{ Seconds float64 }
+	if json.Unmarshal(c.Output, &out) == nil && out.Seconds > cost {
+		cost = out.Seconds
+	}
+	return cost
+}
+
+// CellSeconds is the time of a run's finished cells (StoredRun.CellSeconds): a done cell's
+// cost, and a failed one's Seconds as the store keeps it (other cells have none).
+func CellSeconds(cells []CellTime) float64 {
+	var sum float64
+	for _, c := range cells {
+		if c.Done {
+			sum += c.cost()
+		} else {
+			sum += c.Seconds
+		}
+	}
+	return sum
 }
 
 // describe is "run 8, 9/120 cells, ≈ 11.5 core-hours left" (the estimate once a cell
@@ -142,11 +167,7 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 	for _, c := range cells {
 		switch r, ok := recordOf(c.Key, c.Record); {
 		case c.Done:
-			cost := c.Seconds
-			var out struct{ Seconds float64 }
-			if json.Unmarshal(c.Output, &out) == nil && out.Seconds > cost {
-				cost = out.Seconds
-			}
+			cost := c.cost()
 			t := byMethod[method(c.Key)]
 			byMethod[method(c.Key)] = tally{t.n + 1, t.done + 1, t.sum + cost}
 			all = tally{all.n + 1, all.done + 1, all.sum + cost}

@@ -287,7 +287,8 @@ func TestTable1Lookalikes(t *testing.T) {
 // of the mean of every finished cell and its cells' records (two AHSC cells done in 100 s, one
 // HEBO cell 500 s into its search, another not started: 500 s left, none for the one under
 // way; with its record at 50 s, the mean of all, 100 s, each: 50 + 100); and a cell resumed
-// from its record counts for its search's seconds, not its last attempt's.
+// from its record counts for its search's seconds, not its last attempt's, in the estimate and
+// in the run's cell time.
 func TestRunProgressMethodUnderWay(t *testing.T) {
 	for _, c := range []struct {
 		at   string
@@ -312,5 +313,11 @@ func TestRunProgressMethodUnderWay(t *testing.T) {
 	}
 	if p, err := ParseRunProgress(3, []byte(`{"config":{"dataset":"wine"}}`), cells); err != nil || p.Left != 250 {
 		t.Errorf("a resumed cell: %+v, %v; want 250 s left", p, err)
+	}
+	// the run's cell time counts the resumed cell the same way, and a failed cell at the
+	// store's seconds: 100 + 400 + 7
+	cells[2] = CellTime{Key: "wine/r2/ahsc", Seconds: 7}
+	if got := CellSeconds(cells); got != 507 {
+		t.Errorf("CellSeconds %v, want 507", got)
 	}
 }
