@@ -33,6 +33,8 @@ type Program struct {
 	support []rowSupport
 	// memos holds, for each node, what this run's products learned of it as a left operand
 	memos []operandMemo
+	// promises are the NonzerosAt promises for the next run
+	promises []nonzeroPromise
 
 	// elementwise fusion (fuse.go): inlined nodes are computed inside their consumer's
 	// kernel, and on demand by Value; fresh records the run that last computed each.
@@ -118,6 +120,7 @@ func (p *Program) Run(ctx context.Context) error {
 	running.Add(1)
 	defer running.Add(-1)
 	p.runs++
+	defer func() { p.promises = p.promises[:0] }()
 	for i, n := range p.nodes {
 		if i&63 == 0 && ctx != nil {
 			if err := ctx.Err(); err != nil {
@@ -137,6 +140,9 @@ func (p *Program) Run(ctx context.Context) error {
 				return fmt.Errorf("graph: input %s is bound to a %v value; want %v", n.Name(), v.Dtype(), n.Dtype())
 			}
 			p.vals[i] = v
+			if len(p.promises) > 0 {
+				p.keepPromises(i, v)
+			}
 			continue
 		}
 		if p.inlined != nil && p.inlined[i] {

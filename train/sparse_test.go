@@ -281,3 +281,46 @@ func TestShareData(t *testing.T) {
 		t.Error("the cache kept its first dataset past its size")
 	}
 }
+
+// TestFitPromisesBatchNonzeros: a fit on a one-hot table, whose Programs are told where each
+// batch's nonzeros are, trains the weights (and history) of the same fit whose Programs scan
+// every batch for them (the table filled densely), to the bit.
+func TestFitPromisesBatchNonzeros(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	ds := oneHotTable(rng, 96, 512, 3)
+	val := oneHotTable(rng, 40, 512, 3)
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		fit := func(dense bool) ([]float64, *History) {
+			net, err := layers.NewNet(dt, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 512, Hidden: []int{32}, Out: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := NewTrainer(m, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dense { // the cache says both tables are too full to compress
+				tr.data.rows = map[sparseKey]*sparseRows{{ds, &ds.X[0], len(ds.X)}: nil, {val, &val.X[0], len(val.X)}: nil}
+			}
+			h, err := tr.Fit(context.Background(), noRows{samplers.NewKerasAdam(0.03)}, ds, val, Config{Epochs: 3, BatchSize: 16, Seed: 9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return weights(m), h
+		}
+		got, hGot := fit(false)
+		want, hWant := fit(true)
+		if fmt.Sprint(hGot) != fmt.Sprint(hWant) {
+			t.Fatalf("%v: history %v with promised nonzeros, %v scanned", dt, hGot, hWant)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%v: weight %d is %v with promised nonzeros, %v scanned", dt, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -122,6 +122,18 @@ type program struct {
 	setStale bool
 }
 
+// run runs the program on the batch the last fill loaded: after a sparse fill, it tells the
+// Program where the batch's nonzeros are (set), which spares the scan of every zero of a
+// one-hot batch for them in the first layer's products.
+func (p *program) run(ctx context.Context) error {
+	if !p.setStale {
+		if err := p.prog.NonzerosAt(p.x, p.set); err != nil {
+			return err
+		}
+	}
+	return p.prog.Run(ctx)
+}
+
 // NewTrainer prepares training of m with the given risk (losses.Multiclass when empty) and
 // optional weight decay.
 func NewTrainer(m layers.Model, kind losses.Kind, decay *Decay) (*Trainer, error) {
@@ -351,7 +363,7 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	if err := p.pass.Draw(dropout); err != nil {
 		return res, err
 	}
-	if err := p.prog.Run(ctx); err != nil {
+	if err := p.run(ctx); err != nil {
 		return res, err
 	}
 	loss, err := p.prog.Scalar(p.loss)
@@ -600,7 +612,7 @@ func (tr *Trainer) Evaluate(ctx context.Context, ds *datasets.Dataset, batch int
 		if err := tr.load(p, ds, idx); err != nil {
 			return Result{}, err
 		}
-		if err := p.prog.Run(ctx); err != nil {
+		if err := p.run(ctx); err != nil {
 			return Result{}, err
 		}
 		l, err := p.prog.Scalar(p.loss)
