@@ -87,6 +87,7 @@ func promisedRows[T Float](old any, a []T, rows, cols int, at []int) *sparseRows
 	if s == nil {
 		s = new(sparseRows[T])
 	}
+	s.compact = false
 	s.ptr = append(s.ptr[:0], make([]int, rows+1)...)
 	s.idx, s.val = s.idx[:0], s.val[:0]
 	for _, j := range at {

@@ -33,12 +33,18 @@ const (
 )
 
 // sparseRows is op(A) compressed by rows: row i's nonzeros are val[ptr[i]:ptr[i+1]] in the
-// columns idx[ptr[i]:ptr[i+1]], in increasing column order.
+// columns idx[ptr[i]:ptr[i+1]], in increasing column order. A compact one (transposeInto's)
+// lists only the rows with nonzeros: row rows[q]'s are val[ptr[q]:ptr[q+1]], so that a
+// transposed one-hot batch (a row per feature, a few of them with terms) costs what its
+// nonzeros cost, not its thousands of empty rows.
 type sparseRows[T Float] struct {
-	ptr  []int
-	idx  []int32
-	val  []T
-	next []int // compress's scratch
+	ptr     []int
+	idx     []int32
+	val     []T
+	compact bool
+	rows    []int32 // a compact one's rows with nonzeros, increasing
+	next    []int   // compress's scratch
+	slot    []int32 // transposeInto's scratch, one per row of the result, zero between uses
 }
 
 var (
@@ -116,6 +122,14 @@ func sparseProduct[T Float](s *sparseRows[T], m, n int, b []T, beta T, c []T, su
 				cb[j] *= beta
 			}
 		}
+		if s.compact {
+			q, _ := slices.BinarySearch(s.rows, int32(lo))
+			for ; q < len(s.rows) && int(s.rows[q]) < hi; q++ {
+				i, p0, p1 := int(s.rows[q]), s.ptr[q], s.ptr[q+1]
+				sparseRow(c[i*n:(i+1)*n], b, n, s.idx[p0:p1], s.val[p0:p1])
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			if p0, p1 := s.ptr[i], s.ptr[i+1]; p1 > p0 {
 				sparseRow(c[i*n:(i+1)*n], b, n, s.idx[p0:p1], s.val[p0:p1])
@@ -134,6 +148,10 @@ func sparseProduct[T Float](s *sparseRows[T], m, n int, b []T, beta T, c []T, su
 	}
 	if support != nil && beta == 0 {
 		*support = (*support)[:0]
+		if s.compact {
+			*support = append(*support, s.rows...)
+			return
+		}
 		for i := 0; i < m; i++ {
 			if s.ptr[i+1] > s.ptr[i] {
 				*support = append(*support, int32(i))
@@ -218,29 +236,46 @@ func copyRows[T Float](old any, s *sparseRows[T]) *sparseRows[T] {
 		d = new(sparseRows[T])
 	}
 	d.ptr, d.idx, d.val = append(d.ptr[:0], s.ptr...), append(d.idx[:0], s.idx...), append(d.val[:0], s.val...)
+	d.compact, d.rows = s.compact, append(d.rows[:0], s.rows...)
 	return d
 }
 
-// transposeInto sets t to sᵀ, for s with cols columns: row i of t lists the rows of s with an
-// entry in column i, in increasing order — what compress gives for the transposed operand.
+// transposeInto sets t to sᵀ, compact, for s with cols columns: row i of t lists the rows of
+// s with an entry in column i, in increasing order — what compress gives for the transposed
+// operand, without its empty rows. It costs O(nnz·log nnz), not O(cols).
 func (s *sparseRows[T]) transposeInto(t *sparseRows[T], cols int) {
-	t.ptr = append(t.ptr[:0], make([]int, cols+1)...)
-	for _, i := range s.idx {
-		t.ptr[i+1]++
+	if len(t.slot) < cols {
+		t.slot = make([]int32, cols)
 	}
-	for i := 0; i < cols; i++ {
-		t.ptr[i+1] += t.ptr[i]
+	slot := t.slot[:cols]
+	// count each column's entries, listing the columns as they first appear
+	t.rows = t.rows[:0]
+	for _, i := range s.idx {
+		if slot[i] == 0 {
+			t.rows = append(t.rows, i)
+		}
+		slot[i]++
+	}
+	slices.Sort(t.rows)
+	t.compact = true
+	t.ptr = append(t.ptr[:0], make([]int, len(t.rows)+1)...)
+	for q, i := range t.rows {
+		n := int(slot[i])
+		slot[i] = int32(t.ptr[q]) // from here on, where column i's next entry goes
+		t.ptr[q+1] = t.ptr[q] + n
 	}
 	t.idx = append(t.idx[:0], make([]int32, len(s.idx))...)
 	t.val = append(t.val[:0], make([]T, len(s.idx))...)
-	t.next = append(t.next[:0], t.ptr[:cols]...)
 	for r := 0; r+1 < len(s.ptr); r++ {
 		for p := s.ptr[r]; p < s.ptr[r+1]; p++ {
 			i := s.idx[p]
-			q := t.next[i]
+			q := slot[i]
 			t.idx[q], t.val[q] = int32(r), s.val[p]
-			t.next[i]++
+			slot[i]++
 		}
+	}
+	for _, i := range t.rows {
+		slot[i] = 0
 	}
 }
 
@@ -302,6 +337,7 @@ func countNonzero[T Float](x []T) int {
 // compress fills s with op(a) (m×k; a is k×m when ta) and reports whether op(a) has at most
 // limit nonzeros; it stops, with s incomplete, as soon as it has seen more.
 func (s *sparseRows[T]) compress(ta bool, m, k int, a []T, limit int) bool {
+	s.compact = false
 	s.ptr = append(s.ptr[:0], make([]int, m+1)...)
 	if !ta {
 		s.idx, s.val = s.idx[:0], s.val[:0]

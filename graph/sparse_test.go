@@ -367,3 +367,40 @@ func TestOperandMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestTransposeIntoCompact: the transpose of a compressed batch lists exactly the columns with
+// entries, each with the rows of its entries in order (what compressing the transposed
+// operand gives, less its empty rows), reusing one result for operands of other widths and
+// leaving its scratch zero.
+func TestTransposeIntoCompact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var tr sparseRows[float64]
+	for _, shape := range []struct{ rows, cols int }{{16, 900}, {8, 300}, {32, 2000}, {4, 50}} {
+		a := randomMatrix(rng, shape.rows, shape.cols, 0.01)
+		a[len(a)-1] = 1 // an entry in the last column
+		var s, want sparseRows[float64]
+		if !s.compress(false, shape.rows, shape.cols, a, len(a)) || !want.compress(true, shape.cols, shape.rows, a, len(a)) {
+			t.Fatal("compress declined")
+		}
+		s.transposeInto(&tr, shape.cols)
+		var rows []int32
+		for i := 0; i < shape.cols; i++ {
+			if want.ptr[i+1] > want.ptr[i] {
+				rows = append(rows, int32(i))
+			}
+		}
+		if !tr.compact || !slices.Equal(tr.rows, rows) || len(tr.ptr) != len(rows)+1 {
+			t.Fatalf("%v: rows %v, want %v", shape, tr.rows, rows)
+		}
+		for q, i := range tr.rows {
+			got, gotV := tr.idx[tr.ptr[q]:tr.ptr[q+1]], tr.val[tr.ptr[q]:tr.ptr[q+1]]
+			w, wV := want.idx[want.ptr[i]:want.ptr[i+1]], want.val[want.ptr[i]:want.ptr[i+1]]
+			if !slices.Equal(got, w) || !slices.Equal(gotV, wV) {
+				t.Fatalf("%v: column %d holds rows %v, want %v", shape, i, got, w)
+			}
+		}
+		if j := slices.IndexFunc(tr.slot, func(v int32) bool { return v != 0 }); j >= 0 {
+			t.Fatalf("%v: scratch left %d at %d", shape, tr.slot[j], j)
+		}
+	}
+}
