@@ -218,14 +218,14 @@ func productLoss(t *testing.T, b, in, out int, rng *rand.Rand) (x, w, loss *G.No
 	return productLossOf(t, tensor.Float64, b, in, out, rng)
 }
 
-// productLossOf is productLoss in dtype dt; rng, when not nil, draws w's values (float64 only).
+// productLossOf is productLoss in dtype dt; rng, when not nil, draws w's values.
 func productLossOf(t *testing.T, dt tensor.Dtype, b, in, out int, rng *rand.Rand) (x, w, loss *G.Node, grads G.Nodes) {
 	t.Helper()
 	g := G.NewGraph()
 	x = G.NewMatrix(g, dt, G.WithShape(b, in), G.WithName("x"))
 	opts := []G.NodeConsOpt{G.WithShape(in, out), G.WithName("w")}
 	if rng != nil {
-		opts = append(opts, G.WithValue(tensor.New(tensor.WithShape(in, out), tensor.WithBacking(randomMatrix(rng, in, out, 1)))))
+		opts = append(opts, G.WithValue(denseOf(dt, randomMatrix(rng, in, out, 1), in, out)))
 	}
 	w = G.NewMatrix(g, dt, opts...)
 	y, err := MatMul(x, w)

@@ -20,24 +20,7 @@ func TestNonzerosAt(t *testing.T) {
 	const batch, in, out = 32, 700, 24
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		rng := rand.New(rand.NewPCG(21, 22))
-		g := G.NewGraph()
-		x := G.NewMatrix(g, dt, G.WithShape(batch, in), G.WithName("x"))
-		wv := randomMatrix(rng, in, out, 1)
-		w := G.NewMatrix(g, dt, G.WithShape(in, out), G.WithName("w"), G.WithValue(denseOf(dt, wv, in, out)))
-		y, err := MatMul(x, w)
-		if err == nil {
-			if y, err = Square(y); err == nil {
-				y, err = Sum(y)
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		loss := y
-		grads, err := Grad(loss, w)
-		if err != nil {
-			t.Fatal(err)
-		}
+		x, _, loss, grads := productLossOf(t, dt, batch, in, out, rng)
 		promised, err := Compile(loss, grads[0])
 		if err != nil {
 			t.Fatal(err)
