@@ -97,11 +97,9 @@ func compressRows(ds *datasets.Dataset) *sparseRows {
 	return sp
 }
 
-// zero8 reports whether all of x[0:8] are ±0. Every Trainer compresses the datasets it is
-// given (convexity makes one per fit), and a one-hot table is mostly zeros: testing eight at
-// once reads them at memory speed. The
-// union of the bits past the sign bit is zero exactly when each value's is, which is ±0 (a
-// NaN or any other number has some).
+// zero8 reports whether all of x[0:8] are ±0: a one-hot table is mostly zeros, and testing
+// eight at once reads them at memory speed. The union of the bits past the sign bit is zero
+// exactly when each value's is, which is ±0 (a NaN or any other number has some).
 func zero8(x []float64) bool {
 	u := math.Float64bits(x[0]) | math.Float64bits(x[1]) | math.Float64bits(x[2]) | math.Float64bits(x[3]) |
 		math.Float64bits(x[4]) | math.Float64bits(x[5]) | math.Float64bits(x[6]) | math.Float64bits(x[7])
