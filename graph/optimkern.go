@@ -110,20 +110,29 @@ func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
 	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs, held) })
 }
 
+// held says whether steps can go to vec.AdamZeroStepsF32 (see heldSteps), and with what
+// bounds (see stillBounds).
+type held struct {
+	ok          bool
+	still, qmin float32
+}
+
 // heldSteps says whether cs can go to vec.AdamZeroStepsF32, which takes eight weights at a
 // time through every step in registers rather than through memory, reading each step's
 // constants from cs itself: float32 with AVX2, ε̂, no weight decay, and the field offsets the
-// kernel reads.
-func heldSteps[T Float](cs []AdamCoeffs[T]) bool {
-	if _, ok := any(cs).([]AdamCoeffs[float32]); !ok || !haveVec || !heldLayout {
-		return false
+// kernel reads; and if so, with the bounds under which the kernel lets a weight stay.
+func heldSteps[T Float](cs []AdamCoeffs[T]) held {
+	c32, ok := any(cs).([]AdamCoeffs[float32])
+	if !ok || !haveVec || !heldLayout {
+		return held{}
 	}
-	for _, c := range cs {
+	for _, c := range c32 {
 		if !c.Hat || c.WD != 0 {
-			return false
+			return held{}
 		}
 	}
-	return true
+	still, qmin := stillBounds(c32)
+	return held{ok: true, still: still, qmin: qmin}
 }
 
 // heldLayout: AdamCoeffs[float32] has the field offsets vec.AdamZeroStepsF32 reads.
@@ -134,15 +143,17 @@ var heldLayout = func() bool {
 
 // adamZeroSteps is AdamZeroSteps on one goroutine. Weights whose moments are both zero (an
 // input no batch has had yet) keep them, and their value, through steps without weight decay,
-// to the bit (m + (1−β1)(0 − m) is +0 for m = +0, and moments never hold −0), so pieces of
-// zeroMomentChunk such weights are skipped: a one-hot layer has many.
-func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held bool) bool {
+// to the bit (m + (1−β1)(0 − m) is +0 for m = +0, and moments never hold −0, and the step
+// divides +0 by ε > 0), so pieces of zeroMomentChunk such weights are skipped: a one-hot layer
+// has many. (With ε = 0 the step is 0/0, a NaN, which the steps must be taken to give.)
+func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], h held) bool {
 	zeros := zeroGrad[T]()
 	skip := true
 	for _, c := range cs {
-		skip = skip && c.WD == 0
+		finite := isFinite(c.B1c) && isFinite(c.B2) && isFinite(c.B2c) && isFinite(c.Step)
+		skip = skip && c.WD == 0 && finite && c.Eps > 0 && isFinite(c.Eps) && (c.Hat || c.Bc2 > 0)
 	}
-	still := func(a int) bool { // whether chunk a's moments are all zero
+	stillMoments := func(a int) bool { // whether chunk a's moments are all zero
 		// a chunk that is moving mostly shows it in its first moment's first weight: testing
 		// that here spares the call into the scan
 		if !skip || m[a] != 0 {
@@ -153,21 +164,21 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held bool) bool {
 	}
 	bad := false
 	for a := 0; a < len(p); {
-		if still(a) {
+		if stillMoments(a) {
 			a += zeroMomentChunk
 			continue
 		}
 		e := a + zeroMomentChunk
-		for e < len(p) && e-a < len(zeros) && !still(e) {
+		for e < len(p) && e-a < len(zeros) && !stillMoments(e) {
 			e += zeroMomentChunk
 		}
 		e = min(e, len(p))
 		done := 0
-		if held && e-a >= 8 {
+		if h.ok && e-a >= 8 {
 			done = (e - a) &^ 7
 			pa, ma, va := any(p[a:e]).([]float32), any(m[a:e]).([]float32), any(v[a:e]).([]float32)
 			c := any(cs).([]AdamCoeffs[float32])
-			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &c[0].B1c, len(c), int(unsafe.Sizeof(c[0]))) || bad
+			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &c[0].B1c, len(c), int(unsafe.Sizeof(c[0])), h.still, h.qmin) || bad
 		}
 		if done < e-a { // a tail the kernel left, or all of a range it does not take
 			for _, c := range cs {
@@ -177,6 +188,36 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], held bool) bool {
 		a = e
 	}
 	return bad
+}
+
+// stillBounds gives vec.AdamZeroStepsF32 the bounds under which a weight stays where it is
+// through every step of cs: with S the largest step size and E the least ε, still =
+// (E/S)·(1 − 2⁻⁹) and qmin = max(2⁻¹²⁶, 2⁻¹²⁵/E), rounded up. A weight p with 2^e ≤ |p| <
+// 2^(e+1), Q = 2^(e−26) ≥ qmin and |m| ≤ Q·still (a normal float, so exact) has
+// fl(step·|m|) ≤ fl(Q·E·(1 − 2⁻¹⁰)) < Q·E, the product being normal since Q·E ≥ 2⁻¹²⁵, and with
+// √v + ε ≥ ε ≥ E the step's quotient is at most Q: less than half the distance, 2^(e−25), from
+// p to a neighbour (the one below a power of two is nearer), so p − quotient rounds to p. The
+// bound holds at every later step, because |m| only shrinks when 0 ≤ 1−β1 ≤ 1 and v stays ≥ 0,
+// and not NaN, when β2 > 0 — steps outside those (or with S or E not positive and finite)
+// turn the bound off (still = −1).
+func stillBounds(cs []AdamCoeffs[float32]) (still, qmin float32) {
+	s, e := 0.0, math.Inf(1)
+	for _, c := range cs {
+		b1c, b2, step, eps := float64(c.B1c), float64(c.B2), float64(c.Step), float64(c.Eps)
+		if !(b1c >= 0 && b1c <= 1 && b2 > 0 && b2 <= math.MaxFloat32 && step > 0 && step <= math.MaxFloat32 && eps > 0 && eps <= math.MaxFloat32) {
+			return -1, 0
+		}
+		s, e = max(s, step), min(e, eps)
+	}
+	q := max(0x1p-126, 0x1p-125/e)
+	qmin = float32(q)
+	if float64(qmin) < q {
+		qmin = math.Nextafter32(qmin, float32(math.Inf(1)))
+	}
+	if math.IsInf(float64(qmin), 1) {
+		return -1, 0
+	}
+	return float32(e / s * (1 - 0x1p-9)), qmin
 }
 
 // zeroMomentChunk is the piece of weights adamZeroSteps skips when its moments are zero.

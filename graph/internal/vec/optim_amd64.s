@@ -230,14 +230,19 @@ NonFiniteF64_done:
 	VZEROUPPER
 	RET
 
-// ZEROSTEP takes the eight weights in P, M, V through one zero-gradient step of AdamF32's ε̂
-// form, with 1−β1, β2, the step size and ε in Y10–Y13 and T, U as scratch.
-#define ZEROSTEP(P, M, V, T, U) \
+// MVSTEP takes the moments of eight weights in M, V through one zero-gradient step of
+// AdamF32's ε̂ form, with 1−β1 in Y10 and β2 in Y11, T as scratch: m ← m + (1−β1)·(0 − m),
+// v ← β2·v.
+#define MVSTEP(M, V, T) \
 	VXORPS T, T, T; \
 	VSUBPS M, T, T; \
 	VMULPS Y10, T, T; \
 	VADDPS T, M, M; \
-	VMULPS Y11, V, V; \
+	VMULPS Y11, V, V
+
+// PSTEP is the weights' part of that step, after MVSTEP: p ← p − (step·m) / (√v + ε), with
+// the step size in Y12 and ε in Y13, T and U as scratch.
+#define PSTEP(P, M, V, T, U) \
 	VSQRTPS V, U; \
 	VADDPS Y13, U, U; \
 	VMULPS Y12, M, T; \
@@ -257,8 +262,34 @@ NonFiniteF64_done:
 	VPCMPEQD Y15, Y6, Y6; \
 	VPOR Y6, Y14, Y14
 
-// func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int) bool
-TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $0-57
+// STILLAT stores at DST, for each of the eight weights in P, the bound on |m| under which
+// no step changes the weight (see AdamZeroStepsF32): Q·still, Q = 2^(e−26) for 2^e ≤ |p| <
+// 2^(e+1), where Q ≥ qmin, Q·still is normal and p finite; elsewhere all ones, a NaN, which no
+// |m| is under. Y6–Y8 scratch.
+#define STILLAT(P, DST) \
+	VPAND Y15, P, Y6; \
+	VPCMPEQD Y15, Y6, Y7; \
+	VPSUBD e26-192(SP), Y6, Y6; \
+	VCMPPS $0x0D, qminv-160(SP), Y6, Y8; \
+	VPANDN Y8, Y7, Y7; \
+	VMULPS stillv-128(SP), Y6, Y6; \
+	VCMPPS $0x0D, minnorm-224(SP), Y6, Y8; \
+	VPAND Y8, Y7, Y7; \
+	VCMPPS $0x01, Y15, Y6, Y8; \
+	VPAND Y8, Y7, Y7; \
+	VPAND Y7, Y6, Y6; \
+	VPCMPEQD Y8, Y8, Y8; \
+	VPANDN Y8, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	VMOVUPS Y6, DST
+
+// UNDER sets T's lanes where |M| is at most the bound stored at AT.
+#define UNDER(M, AT, T) \
+	VANDPS absv-96(SP), M, T; \
+	VCMPPS $0x02, AT, T, T
+
+// func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, qmin float32) bool
+TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $224-65
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), DX
 	MOVQ v+16(FP), R8
@@ -270,6 +301,22 @@ TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $0-57
 	MOVD R10, X15
 	VPBROADCASTD X15, Y15
 	VPXOR Y14, Y14, Y14
+	// the constants STILLAT and UNDER read
+	VBROADCASTSS still+56(FP), Y6
+	VMOVUPS Y6, stillv-128(SP)
+	VBROADCASTSS qmin+60(FP), Y6
+	VMOVUPS Y6, qminv-160(SP)
+	MOVL $0x0d000000, R12
+	MOVD R12, X6
+	VPBROADCASTD X6, Y6
+	VMOVUPS Y6, e26-192(SP)
+	MOVL $0x00800000, R12
+	MOVD R12, X6
+	VPBROADCASTD X6, Y6
+	VMOVUPS Y6, minnorm-224(SP)
+	VPCMPEQD Y6, Y6, Y6
+	VPSRLD $1, Y6, Y6
+	VMOVUPS Y6, absv-96(SP)
 	TESTQ R9, R9
 	JEQ zsdone
 zs16:
@@ -281,15 +328,55 @@ zs16:
 	VMOVUPS 32(DI), Y3
 	VMOVUPS 32(DX), Y4
 	VMOVUPS 32(R8), Y5
+	STILLAT(Y0, stilla-32(SP))
+	STILLAT(Y3, stillb-64(SP))
 	MOVQ AX, SI
 	MOVQ R9, BX
 zs16step:
 	STEPCONSTS
-	ZEROSTEP(Y0, Y1, Y2, Y6, Y7)
-	ZEROSTEP(Y3, Y4, Y5, Y8, Y9)
+	MVSTEP(Y1, Y2, Y6)
+	MVSTEP(Y4, Y5, Y8)
+	UNDER(Y1, stilla-32(SP), Y6)
+	UNDER(Y4, stillb-64(SP), Y7)
+	VANDPS Y6, Y7, Y6
+	VMOVMSKPS Y6, R12
+	CMPL R12, $0xff
+	JEQ zs16still
+zs16p:
+	PSTEP(Y0, Y1, Y2, Y6, Y7)
+	PSTEP(Y3, Y4, Y5, Y8, Y9)
 	ADDQ R11, SI
 	DECQ BX
 	JNE zs16step
+	JMP zs16store
+zs16still:
+	// every |m| is under the bound its weight had when last looked at: look again, at
+	// the weights as they are now; if every |m| is under its bound and no v is NaN or
+	// negative, no weight moves at this step or any later one (|m| only shrinks), and only
+	// the moments go on
+	STILLAT(Y0, stilla-32(SP))
+	STILLAT(Y3, stillb-64(SP))
+	UNDER(Y1, stilla-32(SP), Y6)
+	UNDER(Y4, stillb-64(SP), Y7)
+	VANDPS Y6, Y7, Y6
+	VXORPS Y8, Y8, Y8
+	VCMPPS $0x0D, Y8, Y2, Y9
+	VANDPS Y9, Y6, Y6
+	VCMPPS $0x0D, Y8, Y5, Y9
+	VANDPS Y9, Y6, Y6
+	VMOVMSKPS Y6, R12
+	CMPL R12, $0xff
+	JNE zs16p
+zs16moments:
+	ADDQ R11, SI
+	DECQ BX
+	JEQ zs16store
+	VBROADCASTSS 0(SI), Y10
+	VBROADCASTSS 4(SI), Y11
+	MVSTEP(Y1, Y2, Y6)
+	MVSTEP(Y4, Y5, Y8)
+	JMP zs16moments
+zs16store:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, (DX)
 	VMOVUPS Y2, (R8)
@@ -309,20 +396,46 @@ zs8:
 	VMOVUPS (DI), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (R8), Y2
+	STILLAT(Y0, stilla-32(SP))
 	MOVQ AX, SI
 	MOVQ R9, BX
 zs8step:
 	STEPCONSTS
-	ZEROSTEP(Y0, Y1, Y2, Y6, Y7)
+	MVSTEP(Y1, Y2, Y6)
+	UNDER(Y1, stilla-32(SP), Y7)
+	VMOVMSKPS Y7, R12
+	CMPL R12, $0xff
+	JEQ zs8still
+zs8p:
+	PSTEP(Y0, Y1, Y2, Y6, Y7)
 	ADDQ R11, SI
 	DECQ BX
 	JNE zs8step
+	JMP zs8store
+zs8still:
+	STILLAT(Y0, stilla-32(SP))
+	UNDER(Y1, stilla-32(SP), Y6)
+	VXORPS Y8, Y8, Y8
+	VCMPPS $0x0D, Y8, Y2, Y9
+	VANDPS Y9, Y6, Y6
+	VMOVMSKPS Y6, R12
+	CMPL R12, $0xff
+	JNE zs8p
+zs8moments:
+	ADDQ R11, SI
+	DECQ BX
+	JEQ zs8store
+	VBROADCASTSS 0(SI), Y10
+	VBROADCASTSS 4(SI), Y11
+	MVSTEP(Y1, Y2, Y6)
+	JMP zs8moments
+zs8store:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, (DX)
 	VMOVUPS Y2, (R8)
 	NONFINITE(Y0)
 zsdone:
 	VPTEST Y14, Y14
-	SETNE ret+56(FP)
+	SETNE ret+64(FP)
 	VZEROUPPER
 	RET
