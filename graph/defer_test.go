@@ -79,74 +79,93 @@ func testAdamZeroSteps[T Float](t *testing.T) {
 // TestAdamZeroStepsStill: the replay's shortcut for weights that no longer move (their first
 // moment too small for a step to change them) gives the bits of the step-by-step definition, for
 // weights at powers of two (the nearest neighbour below, and a step of nearly the bound: v = 0
-// and the largest step size at every step), weights that fall several binades before they stop
+// or √v ≫ ε over enough steps for v to fall by more than the margins, and the largest step
+// size at every step), weights that fall several binades before they stop
 // (a bound taken from where a weight was would be too large), tiny, zero, subnormal and
 // infinite weights, NaN and infinite v, and steps whose ε turns the shortcut off.
 func TestAdamZeroStepsStill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	logUniform := func(lo, hi float64) float64 { return math.Pow(10, lo+(hi-lo)*rng.Float64()) }
 	sign := func() float64 { return float64(2*rng.IntN(2) - 1) }
-	const groups, k, lr = 96, 700, 1e-3
-	for _, eps := range []float32{1e-7, 1e-8, 0} {
-		for _, constant := range []bool{true, false} {
-			cs := make([]AdamCoeffs[float32], k)
-			for j := range cs {
-				step := float32(lr)
-				if !constant { // Keras's bias corrections, from step 3 on
-					tt := float64(j + 3)
-					step = float32(lr * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt)))
+	const groups, k, lr = 120, 2500, 1e-3
+	for _, b1c := range []float32{0.1, 0} {
+		for _, eps := range []float32{1e-7, 1e-8, 0} {
+			for _, constant := range []bool{true, false} {
+				cs := make([]AdamCoeffs[float32], k)
+				for j := range cs {
+					step := float32(lr)
+					if !constant { // Keras's bias corrections, from step 3 on
+						tt := float64(j + 3)
+						step = float32(lr * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt)))
+					}
+					cs[j] = AdamCoeffs[float32]{B1c: b1c, B2: 0.999, B2c: 1e-3, Step: step, Bc2: 1, Eps: eps, Hat: true}
 				}
-				cs[j] = AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: step, Bc2: 1, Eps: eps, Hat: true}
-			}
-			// ε over the largest step: a first moment that many times Q moves a weight by
-			// about Q at most (√v = 0)
-			still := float64(eps) / float64(slices.MaxFunc(cs, func(a, b AdamCoeffs[float32]) int { return cmp.Compare(a.Step, b.Step) }).Step)
-			n := 16*groups + 8 + 5 // vectors of 16 and of 8, and the scalar tail
-			p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
-			for a := 0; a < n; a += 16 {
-				kind := (a / 16) % 4
-				e := rng.IntN(30) - 22
-				for i := a; i < min(n, a+16); i++ {
-					s := sign()
-					switch kind {
-					case 0: // at a power of two, moving towards zero, v = 0, with |m| from half
-						// to eight times the bound after the first step
-						p[i], m[i], v[i] = float32(s*math.Ldexp(1, e)), float32(s*math.Ldexp(still, e-26)/0.9*math.Exp2(4*rng.Float64()-1)), 0
-					case 1: // just above 8, moved down to about 1 before it stops
-						p[i], m[i], v[i] = float32(s*8*(1+0x1p-20)), float32(s*(6.5+rng.Float64())*float64(max(eps, 1e-8))/(9*lr)), 0
-					case 2: // anything
-						p[i], m[i], v[i] = float32(rng.NormFloat64()*logUniform(-30, 3)), float32(rng.NormFloat64()*logUniform(-45, -1)), float32(logUniform(-40, 0))
-						switch rng.IntN(12) {
-						case 0:
-							p[i] = 0
-						case 1:
-							p[i] = float32(s * logUniform(-44, -39)) // subnormal
-						case 2:
-							p[i] = float32(s * math.Inf(1))
-						case 3:
-							v[i] = 0
-						case 4:
-							v[i] = float32(math.Inf(1))
-						case 5:
-							m[i] = 0
-						}
-					case 3: // one NaN v among still weights
-						p[i], m[i], v[i] = float32(s*logUniform(-3, 1)), float32(s*logUniform(-20, -14)), float32(logUniform(-12, -6))
-						if i == a+5 {
-							v[i] = float32(math.NaN())
+				// a first moment Q·ε/S, after the first step (S the largest step size), moves a
+				// weight by about Q at most when √v = 0, and one Q·√v/S by about Q at most at
+				// a step with that v (v only shrinks, by β2ᵏ over all steps: with β1 = 1, 1−β1 =
+				// 0, m keeps its value and its move grows as v shrinks)
+				maxStep := float64(slices.MaxFunc(cs, func(a, b AdamCoeffs[float32]) int { return cmp.Compare(a.Step, b.Step) }).Step)
+				still, decay, first := float64(eps)/maxStep, math.Pow(0.999, k), 1-float64(b1c)
+				n := 16*groups + 8 + 5 // vectors of 16 and of 8, and the scalar tail
+				p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
+				for a := 0; a < n; a += 16 {
+					kind := (a / 16) % 5
+					e := rng.IntN(30) - 22
+					r := math.Exp2(4*rng.Float64() - 1) // how far the group's m is over the bound
+					for i := a; i < min(n, a+16); i++ {
+						s, ri := sign(), r*(1+0x1p-8*rng.Float64())
+						switch kind {
+						case 0: // at a power of two, moving towards zero, v = 0, m from half to
+							// eight times the bound after the first step
+							p[i], m[i], v[i] = float32(s*math.Ldexp(1, e)), float32(s*math.Ldexp(still, e-26)/first*ri), 0
+						case 1: // just above 8, moved down to about 1 before it stops
+							p[i], m[i], v[i] = float32(s*8*(1+0x1p-20)), float32(s*(6.5+rng.Float64())*float64(max(eps, 1e-8))/(9*lr)), 0
+						case 2: // anything
+							p[i], m[i], v[i] = float32(rng.NormFloat64()*logUniform(-30, 3)), float32(rng.NormFloat64()*logUniform(-45, -1)), float32(logUniform(-40, 0))
+							switch rng.IntN(12) {
+							case 0:
+								p[i] = 0
+							case 1:
+								p[i] = float32(s * logUniform(-44, -39)) // subnormal
+							case 2:
+								p[i] = float32(s * math.Inf(1))
+							case 3:
+								v[i] = 0
+							case 4:
+								v[i] = float32(math.Inf(1))
+							case 5:
+								m[i] = 0
+							}
+						case 3: // one NaN v among still weights
+							p[i], m[i], v[i] = float32(s*logUniform(-3, 1)), float32(s*logUniform(-20, -14)), float32(logUniform(-12, -6))
+							if i == a+5 {
+								v[i] = float32(math.NaN())
+							}
+						case 4: // at a power of two, moving towards zero, √v ≫ ε, m from half to
+							// eight times the bound for v at the last step, after the first
+							v[i] = float32(logUniform(-8, -4))
+							p[i], m[i] = float32(s*math.Ldexp(1, e)), float32(s*math.Ldexp(math.Sqrt(float64(v[i])*decay)/maxStep, e-26)/first*ri)
 						}
 					}
 				}
-			}
-			p2, m2, v2 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
-			zero := make([]float32, n)
-			for _, c := range cs {
-				adamScalar(p, zero, m, v, c)
-			}
-			AdamZeroSteps(p2, m2, v2, cs)
-			for i := range p {
-				if bitsOf(p[i]) != bitsOf(p2[i]) || bitsOf(m[i]) != bitsOf(m2[i]) || bitsOf(v[i]) != bitsOf(v2[i]) {
-					t.Fatalf("ε=%v constant step %v, weight %d (kind %d): (%v %v %v) stepped, (%v %v %v) replayed", eps, constant, i, (i/16)%4, p[i], m[i], v[i], p2[i], m2[i], v2[i])
+				// replayed whole, and in rows 24 wide (a vector of 16 and one of 8 each)
+				p2, m2, v2 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
+				p3, m3, v3 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
+				zero := make([]float32, n)
+				for _, c := range cs {
+					adamScalar(p, zero, m, v, c)
+				}
+				AdamZeroSteps(p2, m2, v2, cs)
+				for a := 0; a < n; a += 24 {
+					e := min(n, a+24)
+					AdamZeroSteps(p3[a:e], m3[a:e], v3[a:e], cs)
+				}
+				for i := range p {
+					for _, got := range [][3]float32{{p2[i], m2[i], v2[i]}, {p3[i], m3[i], v3[i]}} {
+						if bitsOf(p[i]) != bitsOf(got[0]) || bitsOf(m[i]) != bitsOf(got[1]) || bitsOf(v[i]) != bitsOf(got[2]) {
+							t.Fatalf("1−β1=%v ε=%v constant step %v, weight %d (kind %d): (%v %v %v) stepped, %v replayed", b1c, eps, constant, i, (i/16)%5, p[i], m[i], v[i], got)
+						}
+					}
 				}
 			}
 		}
@@ -157,11 +176,17 @@ func TestAdamZeroStepsStill(t *testing.T) {
 // proof (ε or a step size not positive, β2 = 0, 1 − β1 > 1).
 func TestStillBounds(t *testing.T) {
 	c := AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, Step: 1e-3, Eps: 1e-7, Hat: true}
-	still, qmin := stillBounds([]AdamCoeffs[float32]{c, {B1c: 0.1, B2: 0.999, Step: 2e-3, Eps: 1e-7, Hat: true}})
-	if want := float32(float64(float32(1e-7)) / float64(float32(2e-3)) * (1 - 0x1p-9)); still != want {
-		t.Errorf("still = %v, want %v (the least ε over the largest step)", still, want)
+	d := AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, Step: 2e-3, Eps: 1e-7, Hat: true}
+	plan := planZeroSteps([]AdamCoeffs[float32]{c, d})
+	still, cvs, qmin := plan.still, plan.cvs, plan.qmin
+	eps, step := float64(float32(1e-7)), float64(float32(2e-3))
+	if want := eps / step * (1 - 0x1p-9); float64(still) > want || float64(still) < want*(1-0x1p-23) {
+		t.Errorf("still = %v, want the least ε over the largest step, %v, rounded down", still, want)
 	}
-	if want := 0x1p-125 / 1e-7; float64(qmin) < want || float64(qmin) > want*(1+0x1p-22) {
+	if want := float64(float32(0.999)) / step * (1 - 18*0x1p-24) * (1 - 0x1p-9); float64(cvs) > want || float64(cvs) < want*(1-0x1p-23) {
+		t.Errorf("cvs = %v, want √(β2²) over the largest step, %v, rounded down", cvs, want)
+	}
+	if want := 0x1p-125 / eps; float64(qmin) < want || float64(qmin) > want*(1+0x1p-22) {
 		t.Errorf("qmin = %v, want 2⁻¹²⁵/ε = %v rounded up", qmin, want)
 	}
 	for name, bad := range map[string]func(*AdamCoeffs[float32]){
@@ -174,8 +199,17 @@ func TestStillBounds(t *testing.T) {
 	} {
 		d := c
 		bad(&d)
-		if still, _ := stillBounds([]AdamCoeffs[float32]{c, d}); still >= 0 {
-			t.Errorf("%s: still = %v, want the shortcut off (negative)", name, still)
+		if plan := planZeroSteps([]AdamCoeffs[float32]{c, d}); plan.still >= 0 || plan.cvs != 0 || plan.skip != (name == "step = 0" || name == "β2 = 0" || name == "1−β1 > 1") {
+			t.Errorf("%s: %+v, want the shortcut off (still negative, cvs 0), and the zero-moment skip only with ε > 0 and finite constants", name, plan)
+		}
+	}
+	// v's bound needs v to shrink, and ε far above the subnormals
+	for name, d := range map[string]AdamCoeffs[float32]{
+		"β2 > 1": {B1c: 0.1, B2: 1.001, Step: 1e-3, Eps: 1e-7, Hat: true},
+		"tiny ε": {B1c: 0.1, B2: 0.999, Step: 1e-3, Eps: 0x1p-61, Hat: true},
+	} {
+		if plan := planZeroSteps([]AdamCoeffs[float32]{c, d}); plan.still <= 0 || plan.cvs != 0 {
+			t.Errorf("%s: %+v, want ε's bound only", name, plan)
 		}
 	}
 }

@@ -103,36 +103,50 @@ func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
 	if len(cs) == 0 {
 		return false
 	}
-	held := heldSteps(cs)
+	plan := planZeroSteps(cs)
 	if n < 2*optimGrain {
-		return adamZeroSteps(p, m, v, cs, held)
+		return adamZeroSteps(p, m, v, cs, plan)
 	}
-	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs, held) })
+	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs, plan) })
 }
 
-// held says whether steps can go to vec.AdamZeroStepsF32 (see heldSteps), and with what
-// bounds (see stillBounds).
-type held struct {
-	ok          bool
-	still, qmin float32
+// zeroStepsPlan is what AdamZeroSteps needs to know of its steps, from one pass over them (a
+// row owing a few steps costs little more than the pass).
+type zeroStepsPlan struct {
+	// skip: weights whose moments are both zero keep them and their value (adamZeroSteps)
+	skip bool
+	// held: the steps can go to vec.AdamZeroStepsF32, which takes eight weights at a time
+	// through every step in registers rather than through memory, reading each step's
+	// constants from the steps themselves: float32 with AVX2, ε̂, no weight decay, and the
+	// field offsets the kernel reads
+	held bool
+	// the bounds under which the kernel lets a weight stay where it is (stillBounds)
+	still, cvs, qmin float32
 }
 
-// heldSteps says whether cs can go to vec.AdamZeroStepsF32, which takes eight weights at a
-// time through every step in registers rather than through memory, reading each step's
-// constants from cs itself: float32 with AVX2, ε̂, no weight decay, and the field offsets the
-// kernel reads; and if so, with the bounds under which the kernel lets a weight stay.
-func heldSteps[T Float](cs []AdamCoeffs[T]) held {
-	c32, ok := any(cs).([]AdamCoeffs[float32])
-	if !ok || !haveVec || !heldLayout {
-		return held{}
+// planZeroSteps plans the replay of cs.
+func planZeroSteps[T Float](cs []AdamCoeffs[T]) zeroStepsPlan {
+	skip, hat, bounded, decays := true, true, true, true
+	s, e, prod := 0.0, math.Inf(1), 1.0
+	for i := range cs {
+		c := &cs[i]
+		// x − x is 0 for x finite, NaN otherwise
+		finite := c.B1c-c.B1c == 0 && c.B2-c.B2 == 0 && c.B2c-c.B2c == 0 && c.Step-c.Step == 0 && c.Eps-c.Eps == 0
+		skip = skip && finite && c.WD == 0 && c.Eps > 0 && (c.Hat || c.Bc2 > 0)
+		hat = hat && c.Hat && c.WD == 0
+		bounded = bounded && finite && c.B1c >= 0 && c.B1c <= 1 && c.B2 > 0 && c.Step > 0 && c.Eps > 0
+		decays = decays && c.B2 <= 1
+		s, e, prod = max(s, float64(c.Step)), min(e, float64(c.Eps)), prod*float64(c.B2)
 	}
-	for _, c := range c32 {
-		if !c.Hat || c.WD != 0 {
-			return held{}
-		}
+	plan := zeroStepsPlan{skip: skip, still: -1}
+	if _, f32 := any(cs).([]AdamCoeffs[float32]); !f32 || !haveVec || !heldLayout || !hat {
+		return plan
 	}
-	still, qmin := stillBounds(c32)
-	return held{ok: true, still: still, qmin: qmin}
+	plan.held = true
+	if bounded {
+		plan.still, plan.cvs, plan.qmin = stillBounds(s, e, prod, len(cs), decays)
+	}
+	return plan
 }
 
 // heldLayout: AdamCoeffs[float32] has the field offsets vec.AdamZeroStepsF32 reads.
@@ -146,17 +160,12 @@ var heldLayout = func() bool {
 // to the bit (m + (1−β1)(0 − m) is +0 for m = +0, and moments never hold −0, and the step
 // divides +0 by ε > 0), so pieces of zeroMomentChunk such weights are skipped: a one-hot layer
 // has many. (With ε = 0 the step is 0/0, a NaN, which the steps must be taken to give.)
-func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], h held) bool {
+func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], plan zeroStepsPlan) bool {
 	zeros := zeroGrad[T]()
-	skip := true
-	for _, c := range cs {
-		finite := isFinite(c.B1c) && isFinite(c.B2) && isFinite(c.B2c) && isFinite(c.Step)
-		skip = skip && c.WD == 0 && finite && c.Eps > 0 && isFinite(c.Eps) && (c.Hat || c.Bc2 > 0)
-	}
 	stillMoments := func(a int) bool { // whether chunk a's moments are all zero
 		// a chunk that is moving mostly shows it in its first moment's first weight: testing
 		// that here spares the call into the scan
-		if !skip || m[a] != 0 {
+		if !plan.skip || m[a] != 0 {
 			return false
 		}
 		e := min(len(p), a+zeroMomentChunk)
@@ -174,11 +183,11 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], h held) bool {
 		}
 		e = min(e, len(p))
 		done := 0
-		if h.ok && e-a >= 8 {
+		if plan.held && e-a >= 8 {
 			done = (e - a) &^ 7
 			pa, ma, va := any(p[a:e]).([]float32), any(m[a:e]).([]float32), any(v[a:e]).([]float32)
 			c := any(cs).([]AdamCoeffs[float32])
-			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &c[0].B1c, len(c), int(unsafe.Sizeof(c[0])), h.still, h.qmin) || bad
+			bad = vec.AdamZeroStepsF32(p32(pa), p32(ma), p32(va), done, &c[0].B1c, len(c), int(unsafe.Sizeof(c[0])), plan.still, plan.cvs, plan.qmin) || bad
 		}
 		if done < e-a { // a tail the kernel left, or all of a range it does not take
 			for _, c := range cs {
@@ -191,33 +200,43 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], h held) bool {
 }
 
 // stillBounds gives vec.AdamZeroStepsF32 the bounds under which a weight stays where it is
-// through every step of cs: with S the largest step size and E the least ε, still =
-// (E/S)·(1 − 2⁻⁹) and qmin = max(2⁻¹²⁶, 2⁻¹²⁵/E), rounded up. A weight p with 2^e ≤ |p| <
-// 2^(e+1), Q = 2^(e−26) ≥ qmin and |m| ≤ Q·still (a normal float, so exact) has
-// fl(step·|m|) ≤ fl(Q·E·(1 − 2⁻¹⁰)) < Q·E, the product being normal since Q·E ≥ 2⁻¹²⁵, and with
-// √v + ε ≥ ε ≥ E the step's quotient is at most Q: less than half the distance, 2^(e−25), from
-// p to a neighbour (the one below a power of two is nearer), so p − quotient rounds to p. The
-// bound holds at every later step, because |m| only shrinks when 0 ≤ 1−β1 ≤ 1 and v stays ≥ 0,
-// and not NaN, when β2 > 0 — steps outside those (or with S or E not positive and finite)
-// turn the bound off (still = −1).
-func stillBounds(cs []AdamCoeffs[float32]) (still, qmin float32) {
-	s, e := 0.0, math.Inf(1)
-	for _, c := range cs {
-		b1c, b2, step, eps := float64(c.B1c), float64(c.B2), float64(c.Step), float64(c.Eps)
-		if !(b1c >= 0 && b1c <= 1 && b2 > 0 && b2 <= math.MaxFloat32 && step > 0 && step <= math.MaxFloat32 && eps > 0 && eps <= math.MaxFloat32) {
-			return -1, 0
-		}
-		s, e = max(s, step), min(e, eps)
-	}
-	q := max(0x1p-126, 0x1p-125/e)
+// through every one of k steps, given the largest step size S, the least ε E, the product P of
+// the steps' β2, whether every β2 ≤ 1, and that every step has 0 ≤ 1−β1 ≤ 1, β2 > 0 and S and
+// E positive and finite (planZeroSteps). A weight p with 2^e ≤ |p| < 2^(e+1), Q = 2^(e−26) and
+//
+//	|m| ≤ Q·max(still, cvs·√v),   still = (E/S)·(1 − 2⁻⁹),   cvs = (√P/S)·(1 − (k+16)·2⁻²⁴)·(1 − 2⁻⁹)
+//
+// (both rounded down; Q ≥ qmin = max(2⁻¹²⁶, 2⁻¹²⁵/E), rounded up, and the bound a normal float,
+// so that Q times it is exact) moves by at most Q at this step and every later one: |m| only
+// shrinks when 0 ≤ 1−β1 ≤ 1; v shrinks by at most a factor β2·(1 − 2⁻²⁴) a step while it is
+// normal, so that √v stays ≥ √(P·(1 − k·2⁻²⁴))·√v_now over the k steps when 0 < β2 ≤ 1, and
+// stays normal whenever that bound exceeds E (cvs is zero unless E ≥ 2⁻⁶⁰); and the step's
+// denominator √v + ε is at least both. The margins cover the roundings of step·|m|, √v and the
+// bound's products; fl(step·|m|) is normal since Q·E ≥ 2⁻¹²⁵. A move of at most Q is less than
+// half the distance, 2^(e−25), from p to a neighbour (the one below a power of two is
+// nearer), so p − move rounds to p. (Steps outside the proof get no bounds: still = −1, cvs = 0.)
+func stillBounds(maxStep, minEps, prod float64, k int, decays bool) (still, cvs, qmin float32) {
+	q := max(0x1p-126, 0x1p-125/minEps)
 	qmin = float32(q)
 	if float64(qmin) < q {
 		qmin = math.Nextafter32(qmin, float32(math.Inf(1)))
 	}
 	if math.IsInf(float64(qmin), 1) {
-		return -1, 0
+		return -1, 0, 0
 	}
-	return float32(e / s * (1 - 0x1p-9)), qmin
+	if c := math.Sqrt(prod) * (1 - float64(k+16)*0x1p-24); decays && minEps >= 0x1p-60 && c > 0 {
+		cvs = roundDown32(c / maxStep * (1 - 0x1p-9))
+	}
+	return roundDown32(minEps / maxStep * (1 - 0x1p-9)), cvs, qmin
+}
+
+// roundDown32 is the largest float32 not above x ≥ 0.
+func roundDown32(x float64) float32 {
+	r := float32(x)
+	if float64(r) > x {
+		r = math.Nextafter32(r, 0)
+	}
+	return r
 }
 
 // zeroMomentChunk is the piece of weights adamZeroSteps skips when its moments are zero.

@@ -231,13 +231,13 @@ NonFiniteF64_done:
 	RET
 
 // MVSTEP takes the moments of eight weights in M, V through one zero-gradient step of
-// AdamF32's ε̂ form, with 1−β1 in Y10 and β2 in Y11, T as scratch: m ← m + (1−β1)·(0 − m),
-// v ← β2·v.
+// AdamF32's ε̂ form, with 1−β1 in Y10 and β2 in Y11, T as scratch: v ← β2·v and
+// m ← m − (1−β1)·m, which is AdamF32's m + (1−β1)·(0 − m) to the bit (0 − m is −m exactly, a
+// product's rounding is symmetric in sign, and m + (−y) is m − y), in two dependent operations
+// rather than three.
 #define MVSTEP(M, V, T) \
-	VXORPS T, T, T; \
-	VSUBPS M, T, T; \
-	VMULPS Y10, T, T; \
-	VADDPS T, M, M; \
+	VMULPS Y10, M, T; \
+	VSUBPS T, M, M; \
 	VMULPS Y11, V, V
 
 // PSTEP is the weights' part of that step, after MVSTEP: p ← p − (step·m) / (√v + ε), with
@@ -262,17 +262,20 @@ NonFiniteF64_done:
 	VPCMPEQD Y15, Y6, Y6; \
 	VPOR Y6, Y14, Y14
 
-// STILLAT stores at DST, for each of the eight weights in P, the bound on |m| under which
-// no step changes the weight (see AdamZeroStepsF32): Q·still, Q = 2^(e−26) for 2^e ≤ |p| <
-// 2^(e+1), where Q ≥ qmin, Q·still is normal and p finite; elsewhere all ones, a NaN, which no
-// |m| is under. Y6–Y8 scratch.
-#define STILLAT(P, DST) \
+// STILLAT stores at DST, for each of the eight weights in P with second moments in V, the
+// bound on |m| under which no step changes the weight (see AdamZeroStepsF32):
+// Q·max(still, cvs·√v), Q = 2^(e−26) for 2^e ≤ |p| < 2^(e+1), where Q ≥ qmin, the bound is
+// normal and p finite; elsewhere all ones, a NaN, which no |m| is under. Y6–Y8 scratch.
+#define STILLAT(P, V, DST) \
 	VPAND Y15, P, Y6; \
 	VPCMPEQD Y15, Y6, Y7; \
 	VPSUBD e26-192(SP), Y6, Y6; \
 	VCMPPS $0x0D, qminv-160(SP), Y6, Y8; \
 	VPANDN Y8, Y7, Y7; \
-	VMULPS stillv-128(SP), Y6, Y6; \
+	VSQRTPS V, Y8; \
+	VMULPS cvsv-256(SP), Y8, Y8; \
+	VMAXPS stillv-128(SP), Y8, Y8; \
+	VMULPS Y8, Y6, Y6; \
 	VCMPPS $0x0D, minnorm-224(SP), Y6, Y8; \
 	VPAND Y8, Y7, Y7; \
 	VCMPPS $0x01, Y15, Y6, Y8; \
@@ -288,8 +291,8 @@ NonFiniteF64_done:
 	VANDPS absv-96(SP), M, T; \
 	VCMPPS $0x02, AT, T, T
 
-// func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, qmin float32) bool
-TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $224-65
+// func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, cvs, qmin float32) bool
+TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $256-73
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), DX
 	MOVQ v+16(FP), R8
@@ -304,7 +307,9 @@ TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $224-65
 	// the constants STILLAT and UNDER read
 	VBROADCASTSS still+56(FP), Y6
 	VMOVUPS Y6, stillv-128(SP)
-	VBROADCASTSS qmin+60(FP), Y6
+	VBROADCASTSS cvs+60(FP), Y6
+	VMOVUPS Y6, cvsv-256(SP)
+	VBROADCASTSS qmin+64(FP), Y6
 	VMOVUPS Y6, qminv-160(SP)
 	MOVL $0x0d000000, R12
 	MOVD R12, X6
@@ -328,8 +333,8 @@ zs16:
 	VMOVUPS 32(DI), Y3
 	VMOVUPS 32(DX), Y4
 	VMOVUPS 32(R8), Y5
-	STILLAT(Y0, stilla-32(SP))
-	STILLAT(Y3, stillb-64(SP))
+	STILLAT(Y0, Y2, stilla-32(SP))
+	STILLAT(Y3, Y5, stillb-64(SP))
 	MOVQ AX, SI
 	MOVQ R9, BX
 zs16step:
@@ -354,8 +359,8 @@ zs16still:
 	// the weights as they are now; if every |m| is under its bound and no v is NaN or
 	// negative, no weight moves at this step or any later one (|m| only shrinks), and only
 	// the moments go on
-	STILLAT(Y0, stilla-32(SP))
-	STILLAT(Y3, stillb-64(SP))
+	STILLAT(Y0, Y2, stilla-32(SP))
+	STILLAT(Y3, Y5, stillb-64(SP))
 	UNDER(Y1, stilla-32(SP), Y6)
 	UNDER(Y4, stillb-64(SP), Y7)
 	VANDPS Y6, Y7, Y6
@@ -396,7 +401,7 @@ zs8:
 	VMOVUPS (DI), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (R8), Y2
-	STILLAT(Y0, stilla-32(SP))
+	STILLAT(Y0, Y2, stilla-32(SP))
 	MOVQ AX, SI
 	MOVQ R9, BX
 zs8step:
@@ -413,7 +418,7 @@ zs8p:
 	JNE zs8step
 	JMP zs8store
 zs8still:
-	STILLAT(Y0, stilla-32(SP))
+	STILLAT(Y0, Y2, stilla-32(SP))
 	UNDER(Y1, stilla-32(SP), Y6)
 	VXORPS Y8, Y8, Y8
 	VCMPPS $0x0D, Y8, Y2, Y9
@@ -436,6 +441,6 @@ zs8store:
 	NONFINITE(Y0)
 zsdone:
 	VPTEST Y14, Y14
-	SETNE ret+64(FP)
+	SETNE ret+72(FP)
 	VZEROUPPER
 	RET
