@@ -189,6 +189,10 @@ func TestStillBounds(t *testing.T) {
 	if want := 0x1p-125 / eps; float64(qmin) < want || float64(qmin) > want*(1+0x1p-22) {
 		t.Errorf("qmin = %v, want 2⁻¹²⁵/ε = %v rounded up", qmin, want)
 	}
+	d.B2 = 0.99 // β2 varying: their product
+	if cvs, want := planZeroSteps([]AdamCoeffs[float32]{c, d}).cvs, math.Sqrt(float64(float32(0.999))*float64(float32(0.99)))/step*(1-18*0x1p-24)*(1-0x1p-9); float64(cvs) > want || float64(cvs) < want*(1-0x1p-23) {
+		t.Errorf("cvs = %v with β2 0.999 and 0.99, want %v", cvs, want)
+	}
 	for name, bad := range map[string]func(*AdamCoeffs[float32]){
 		"ε = 0":      func(c *AdamCoeffs[float32]) { c.Eps = 0 },
 		"step = 0":   func(c *AdamCoeffs[float32]) { c.Step = 0 },

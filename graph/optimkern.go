@@ -126,8 +126,8 @@ type zeroStepsPlan struct {
 
 // planZeroSteps plans the replay of cs.
 func planZeroSteps[T Float](cs []AdamCoeffs[T]) zeroStepsPlan {
-	skip, hat, bounded, decays := true, true, true, true
-	s, e, prod := 0.0, math.Inf(1), 1.0
+	skip, hat, bounded, decays, sameB2 := true, true, true, true, true
+	maxStep, minEps, b2 := T(0), T(math.Inf(1)), cs[0].B2
 	for i := range cs {
 		c := &cs[i]
 		// x − x is 0 for x finite, NaN otherwise
@@ -136,7 +136,13 @@ func planZeroSteps[T Float](cs []AdamCoeffs[T]) zeroStepsPlan {
 		hat = hat && c.Hat && c.WD == 0
 		bounded = bounded && finite && c.B1c >= 0 && c.B1c <= 1 && c.B2 > 0 && c.Step > 0 && c.Eps > 0
 		decays = decays && c.B2 <= 1
-		s, e, prod = max(s, float64(c.Step)), min(e, float64(c.Eps)), prod*float64(c.B2)
+		sameB2 = sameB2 && c.B2 == b2
+		if c.Step > maxStep {
+			maxStep = c.Step
+		}
+		if c.Eps < minEps {
+			minEps = c.Eps
+		}
 	}
 	plan := zeroStepsPlan{skip: skip, still: -1}
 	if _, f32 := any(cs).([]AdamCoeffs[float32]); !f32 || !haveVec || !heldLayout || !hat {
@@ -144,7 +150,15 @@ func planZeroSteps[T Float](cs []AdamCoeffs[T]) zeroStepsPlan {
 	}
 	plan.held = true
 	if bounded {
-		plan.still, plan.cvs, plan.qmin = stillBounds(s, e, prod, len(cs), decays)
+		// β2 is one constant in every Adam here; a product of varying ones is the rare case
+		prod := math.Pow(float64(b2), float64(len(cs)))
+		if !sameB2 {
+			prod = 1
+			for i := range cs {
+				prod *= float64(cs[i].B2)
+			}
+		}
+		plan.still, plan.cvs, plan.qmin = stillBounds(float64(maxStep), float64(minEps), prod, len(cs), decays)
 	}
 	return plan
 }
