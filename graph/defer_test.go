@@ -172,6 +172,48 @@ func TestAdamZeroStepsStill(t *testing.T) {
 	}
 }
 
+// TestAdamStepsZeroSteps: a logged run of steps replays to the bits of AdamZeroSteps on the
+// same steps, from the start, the middle or near the end of the log, with the log's plan
+// (every step ε̂ without weight decay) and with a log that has a step with weight decay, which
+// plans each run alone.
+func TestAdamStepsZeroSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const n, k = 16*24 + 8 + 3, 900
+	var log AdamSteps[float32]
+	for j := range k {
+		tt := float64(j + 1)
+		log.Append(AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: float32(1e-3 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt))), Bc2: 1, Eps: 1e-7, Hat: true})
+	}
+	for _, decay := range []bool{false, true} {
+		if decay { // an early step with weight decay: no run plans from the whole log
+			var l AdamSteps[float32]
+			for j, c := range log.cs {
+				if j == 3 {
+					c.WD = 1e-2
+				}
+				l.Append(c)
+			}
+			log = l
+		}
+		for _, run := range [][2]int{{0, k}, {4, k}, {k / 2, k}, {k - 40, k}, {10, 500}, {k - 1, k}, {k, k}} {
+			p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range p {
+				p[i] = float32(rng.NormFloat64() * 1e-2)
+				m[i] = float32(rng.NormFloat64() * math.Pow(10, -3-10*rng.Float64()))
+				v[i] = float32(math.Pow(10, -12+8*rng.Float64()))
+			}
+			p2, m2, v2 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
+			AdamZeroSteps(p, m, v, log.cs[run[0]:run[1]])
+			log.ZeroSteps(p2, m2, v2, run[0], run[1])
+			for i := range p {
+				if bitsOf(p[i]) != bitsOf(p2[i]) || bitsOf(m[i]) != bitsOf(m2[i]) || bitsOf(v[i]) != bitsOf(v2[i]) {
+					t.Fatalf("weight decay at step 3 %v, steps %v, weight %d: (%v %v %v) from the steps, (%v %v %v) from the log", decay, run, i, p[i], m[i], v[i], p2[i], m2[i], v2[i])
+				}
+			}
+		}
+	}
+}
+
 // TestStillBounds: the bounds for steps Keras's Adam takes, and none for steps outside the
 // proof (ε or a step size not positive, β2 = 0, 1 − β1 > 1).
 func TestStillBounds(t *testing.T) {

@@ -103,15 +103,83 @@ func AdamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T]) (nonFinite bool) {
 	if len(cs) == 0 {
 		return false
 	}
-	plan := planZeroSteps(cs)
+	return adamZeroStepsPlanned(p, m, v, cs, planZeroSteps(cs))
+}
+
+func adamZeroStepsPlanned[T Float](p, m, v []T, cs []AdamCoeffs[T], plan zeroStepsPlan) bool {
+	n := len(p)
 	if n < 2*optimGrain {
 		return adamZeroSteps(p, m, v, cs, plan)
 	}
 	return inChunks(n, func(a, b int) bool { return adamZeroSteps(p[a:b], m[a:b], v[a:b], cs, plan) })
 }
 
-// zeroStepsPlan is what AdamZeroSteps needs to know of its steps, from one pass over them (a
-// row owing a few steps costs little more than the pass).
+// AdamSteps is a log of Adam steps' constants whose runs of steps AdamZeroSteps-style replays
+// take without a pass over them first (samplers.Adam's deferred rows replay the log's last
+// steps, each row from where it was left): it keeps what the replay's plan needs of every
+// step logged, and a run's plan follows from that in a few operations. The zero value is an
+// empty log.
+type AdamSteps[T Float] struct {
+	cs []AdamCoeffs[T]
+	// of every step logged: whether each has the property planZeroSteps asks of all of a
+	// run's steps; the largest step size and the least ε; β2, and whether it is one constant
+	skip, hat, bounded, decays, sameB2 bool
+	maxStep, minEps, b2                T
+}
+
+// Append logs the constants of the next step.
+func (s *AdamSteps[T]) Append(c AdamCoeffs[T]) {
+	if len(s.cs) == 0 {
+		s.start(c.B2)
+	}
+	s.cs = append(s.cs, c)
+	s.fold(&c)
+}
+
+// start sets what the log keeps of its steps to that of no steps, with β2 b2 to come.
+func (s *AdamSteps[T]) start(b2 T) {
+	s.skip, s.hat, s.bounded, s.decays, s.sameB2 = true, true, true, true, true
+	s.maxStep, s.minEps, s.b2 = 0, T(math.Inf(1)), b2
+}
+
+// fold adds c to what the log keeps of its steps (planZeroSteps's tests, one step at a time).
+func (s *AdamSteps[T]) fold(c *AdamCoeffs[T]) {
+	// x − x is 0 for x finite, NaN otherwise
+	finite := c.B1c-c.B1c == 0 && c.B2-c.B2 == 0 && c.B2c-c.B2c == 0 && c.Step-c.Step == 0 && c.Eps-c.Eps == 0
+	s.skip = s.skip && finite && c.WD == 0 && c.Eps > 0 && (c.Hat || c.Bc2 > 0)
+	s.hat = s.hat && c.Hat && c.WD == 0
+	s.bounded = s.bounded && finite && c.B1c >= 0 && c.B1c <= 1 && c.B2 > 0 && c.Step > 0 && c.Eps > 0
+	s.decays = s.decays && c.B2 <= 1
+	s.sameB2 = s.sameB2 && c.B2 == s.b2
+	if c.Step > s.maxStep {
+		s.maxStep = c.Step
+	}
+	if c.Eps < s.minEps {
+		s.minEps = c.Eps
+	}
+}
+
+// ZeroSteps is AdamZeroSteps(p, m, v, cs) for the logged steps cs[from:to], to the same bits.
+// Its plan takes what the whole log has: every property all of its steps have holds for any
+// of its runs, and its largest step size and least ε bound any run's (the bounds are then
+// no looser, and weights stop no later than behind the largest step size ever logged, which
+// Adam's bias corrections make a late step's); a log without those properties is planned run
+// by run.
+func (s *AdamSteps[T]) ZeroSteps(p, m, v []T, from, to int) (nonFinite bool) {
+	cs := s.cs[from:to]
+	n := len(p)
+	m, v = m[:n], v[:n]
+	if len(cs) == 0 {
+		return false
+	}
+	if !s.skip || !s.hat || !s.bounded {
+		return adamZeroStepsPlanned(p, m, v, cs, planZeroSteps(cs))
+	}
+	return adamZeroStepsPlanned(p, m, v, cs, s.plan(cs))
+}
+
+// zeroStepsPlan is what a replay needs to know of its steps: from one pass over them
+// (planZeroSteps), or from what a log keeps of all its steps (AdamSteps.plan).
 type zeroStepsPlan struct {
 	// skip: weights whose moments are both zero keep them and their value (adamZeroSteps)
 	skip bool
@@ -126,39 +194,32 @@ type zeroStepsPlan struct {
 
 // planZeroSteps plans the replay of cs.
 func planZeroSteps[T Float](cs []AdamCoeffs[T]) zeroStepsPlan {
-	skip, hat, bounded, decays, sameB2 := true, true, true, true, true
-	maxStep, minEps, b2 := T(0), T(math.Inf(1)), cs[0].B2
+	var s AdamSteps[T]
+	s.start(cs[0].B2)
 	for i := range cs {
-		c := &cs[i]
-		// x − x is 0 for x finite, NaN otherwise
-		finite := c.B1c-c.B1c == 0 && c.B2-c.B2 == 0 && c.B2c-c.B2c == 0 && c.Step-c.Step == 0 && c.Eps-c.Eps == 0
-		skip = skip && finite && c.WD == 0 && c.Eps > 0 && (c.Hat || c.Bc2 > 0)
-		hat = hat && c.Hat && c.WD == 0
-		bounded = bounded && finite && c.B1c >= 0 && c.B1c <= 1 && c.B2 > 0 && c.Step > 0 && c.Eps > 0
-		decays = decays && c.B2 <= 1
-		sameB2 = sameB2 && c.B2 == b2
-		if c.Step > maxStep {
-			maxStep = c.Step
-		}
-		if c.Eps < minEps {
-			minEps = c.Eps
-		}
+		s.fold(&cs[i])
 	}
-	plan := zeroStepsPlan{skip: skip, still: -1}
-	if _, f32 := any(cs).([]AdamCoeffs[float32]); !f32 || !haveVec || !heldLayout || !hat {
+	return s.plan(cs)
+}
+
+// plan plans the replay of cs, steps that have every property s keeps and are bounded by its
+// extremes.
+func (s *AdamSteps[T]) plan(cs []AdamCoeffs[T]) zeroStepsPlan {
+	plan := zeroStepsPlan{skip: s.skip, still: -1}
+	if _, f32 := any(cs).([]AdamCoeffs[float32]); !f32 || !haveVec || !heldLayout || !s.hat {
 		return plan
 	}
 	plan.held = true
-	if bounded {
+	if s.bounded {
 		// β2 is one constant in every Adam here; a product of varying ones is the rare case
-		prod := math.Pow(float64(b2), float64(len(cs)))
-		if !sameB2 {
+		prod := math.Pow(float64(s.b2), float64(len(cs)))
+		if !s.sameB2 {
 			prod = 1
 			for i := range cs {
 				prod *= float64(cs[i].B2)
 			}
 		}
-		plan.still, plan.cvs, plan.qmin = stillBounds(float64(maxStep), float64(minEps), prod, len(cs), decays)
+		plan.still, plan.cvs, plan.qmin = stillBounds(float64(s.maxStep), float64(s.minEps), prod, len(cs), s.decays)
 	}
 	return plan
 }

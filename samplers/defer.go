@@ -83,7 +83,7 @@ type owing struct {
 	// every row of parameter i is up to date.
 	done [][]int32
 	base int // the step (counted from 0) whose constants are cs[0]
-	cs   any // []graph.AdamCoeffs[T]: the constants of steps base, base+1, …
+	cs   any // *graph.AdamSteps[T]: the constants of steps base, base+1, …
 }
 
 // settleForStep prepares an Adam step in which the parameters i with deferred(i) leave rows
@@ -98,7 +98,7 @@ func settleForStep[T graph.Float](o *Adam, params []*tensor.Dense, rows [][]int3
 		if !some {
 			return nil
 		}
-		o.owes = &owing{done: make([][]int32, len(params)), base: o.st.steps, cs: []graph.AdamCoeffs[T]{}}
+		o.owes = &owing{done: make([][]int32, len(params)), base: o.st.steps, cs: &graph.AdamSteps[T]{}}
 	}
 	for i := range params {
 		done := o.owes.done[i]
@@ -150,7 +150,7 @@ func stepOwedRows[T graph.Float](w *owing, i int, p, g, m, v []T, width int, row
 // log when none does.
 func logStep[T graph.Float](w **owing, c graph.AdamCoeffs[T]) {
 	if logStepless(w); *w != nil {
-		(*w).cs = append((*w).cs.([]graph.AdamCoeffs[T]), c)
+		(*w).cs.(*graph.AdamSteps[T]).Append(c)
 	}
 }
 
@@ -167,12 +167,12 @@ func settle[T graph.Float](o *Adam, params []*tensor.Dense, i int, rows []int32)
 		return fmt.Errorf("samplers: parameter %d: %w", i, err)
 	}
 	m, v, width, done := sl[0][i], sl[1][i], rowWidth(params[i]), w.done[i]
-	cs := w.cs.([]graph.AdamCoeffs[T])
+	cs := w.cs.(*graph.AdamSteps[T])
 	bad := false
 	replay := func(r0, r1 int) {
 		if d := int(done[r0]); d < o.st.steps {
 			a, b := r0*width, r1*width
-			bad = graph.AdamZeroSteps(p[a:b], m[a:b], v[a:b], cs[d-w.base:o.st.steps-w.base]) || bad
+			bad = cs.ZeroSteps(p[a:b], m[a:b], v[a:b], d-w.base, o.st.steps-w.base) || bad
 			for r := r0; r < r1; r++ {
 				done[r] = int32(o.st.steps)
 			}
