@@ -148,9 +148,16 @@ func TestAdamZeroStepsStill(t *testing.T) {
 						}
 					}
 				}
-				// replayed whole, and in rows 24 wide (a vector of 16 and one of 8 each)
+				// replayed whole, in rows 24 wide (a vector of 16 and one of 8 each), and whole
+				// from a log of the steps (whose plan is the log's)
 				p2, m2, v2 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
 				p3, m3, v3 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
+				p4, m4, v4 := slices.Clone(p), slices.Clone(m), slices.Clone(v)
+				var log AdamSteps[float32]
+				for _, c := range cs {
+					log.Append(c)
+				}
+				log.ZeroSteps(p4, m4, v4, 0, k)
 				zero := make([]float32, n)
 				for _, c := range cs {
 					adamScalar(p, zero, m, v, c)
@@ -161,7 +168,7 @@ func TestAdamZeroStepsStill(t *testing.T) {
 					AdamZeroSteps(p3[a:e], m3[a:e], v3[a:e], cs)
 				}
 				for i := range p {
-					for _, got := range [][3]float32{{p2[i], m2[i], v2[i]}, {p3[i], m3[i], v3[i]}} {
+					for _, got := range [][3]float32{{p2[i], m2[i], v2[i]}, {p3[i], m3[i], v3[i]}, {p4[i], m4[i], v4[i]}} {
 						if bitsOf(p[i]) != bitsOf(got[0]) || bitsOf(m[i]) != bitsOf(got[1]) || bitsOf(v[i]) != bitsOf(got[2]) {
 							t.Fatalf("1−β1=%v ε=%v constant step %v, weight %d (kind %d): (%v %v %v) stepped, %v replayed", b1c, eps, constant, i, (i/16)%5, p[i], m[i], v[i], got)
 						}

@@ -125,6 +125,9 @@ type AdamSteps[T Float] struct {
 	// run's steps; the largest step size and the least ε; β2, and whether it is one constant
 	skip, hat, bounded, decays, sameB2 bool
 	maxStep, minEps, b2                T
+	// b2Powers[j] is β2 to the j, while β2 is one constant (a product of j factors: its
+	// rounding, j·2⁻⁵³ at most, is far inside stillBounds's margin)
+	b2Powers []float64
 }
 
 // Append logs the constants of the next step.
@@ -134,6 +137,12 @@ func (s *AdamSteps[T]) Append(c AdamCoeffs[T]) {
 	}
 	s.cs = append(s.cs, c)
 	s.fold(&c)
+	if s.sameB2 {
+		if len(s.b2Powers) == 0 {
+			s.b2Powers = append(s.b2Powers, 1)
+		}
+		s.b2Powers = append(s.b2Powers, s.b2Powers[len(s.b2Powers)-1]*float64(c.B2))
+	}
 }
 
 // start sets what the log keeps of its steps to that of no steps, with β2 b2 to come.
@@ -175,7 +184,7 @@ func (s *AdamSteps[T]) ZeroSteps(p, m, v []T, from, to int) (nonFinite bool) {
 	if !s.skip || !s.hat || !s.bounded {
 		return adamZeroStepsPlanned(p, m, v, cs, planZeroSteps(cs))
 	}
-	return adamZeroStepsPlanned(p, m, v, cs, s.plan(cs))
+	return adamZeroStepsPlanned(p, m, v, cs, s.plan(cs, s.b2Powers))
 }
 
 // zeroStepsPlan is what a replay needs to know of its steps: from one pass over them
@@ -199,12 +208,12 @@ func planZeroSteps[T Float](cs []AdamCoeffs[T]) zeroStepsPlan {
 	for i := range cs {
 		s.fold(&cs[i])
 	}
-	return s.plan(cs)
+	return s.plan(cs, nil)
 }
 
 // plan plans the replay of cs, steps that have every property s keeps and are bounded by its
-// extremes.
-func (s *AdamSteps[T]) plan(cs []AdamCoeffs[T]) zeroStepsPlan {
+// extremes; powers, when it has them, are β2's (AdamSteps.b2Powers).
+func (s *AdamSteps[T]) plan(cs []AdamCoeffs[T], powers []float64) zeroStepsPlan {
 	plan := zeroStepsPlan{skip: s.skip, still: -1}
 	if _, f32 := any(cs).([]AdamCoeffs[float32]); !f32 || !haveVec || !heldLayout || !s.hat {
 		return plan
@@ -212,8 +221,13 @@ func (s *AdamSteps[T]) plan(cs []AdamCoeffs[T]) zeroStepsPlan {
 	plan.held = true
 	if s.bounded {
 		// β2 is one constant in every Adam here; a product of varying ones is the rare case
-		prod := math.Pow(float64(s.b2), float64(len(cs)))
-		if !s.sameB2 {
+		var prod float64
+		switch {
+		case s.sameB2 && len(cs) < len(powers):
+			prod = powers[len(cs)]
+		case s.sameB2:
+			prod = math.Pow(float64(s.b2), float64(len(cs)))
+		default:
 			prod = 1
 			for i := range cs {
 				prod *= float64(cs[i].B2)

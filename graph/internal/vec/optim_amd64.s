@@ -293,6 +293,30 @@ NonFiniteF64_done:
 
 // func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, cvs, qmin float32) bool
 TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $256-73
+
+// STILLCONSTS stores the constants STILLAT and UNDER read (once a call, when R10 is 0: a
+// replay of a few steps, which looks for no still weights, does without them) and sets R10.
+// Y6 and R12 scratch.
+#define STILLCONSTS \
+	VBROADCASTSS still+56(FP), Y6; \
+	VMOVUPS Y6, stillv-128(SP); \
+	VBROADCASTSS cvs+60(FP), Y6; \
+	VMOVUPS Y6, cvsv-256(SP); \
+	VBROADCASTSS qmin+64(FP), Y6; \
+	VMOVUPS Y6, qminv-160(SP); \
+	MOVL $0x0d000000, R12; \
+	MOVD R12, X6; \
+	VPBROADCASTD X6, Y6; \
+	VMOVUPS Y6, e26-192(SP); \
+	MOVL $0x00800000, R12; \
+	MOVD R12, X6; \
+	VPBROADCASTD X6, Y6; \
+	VMOVUPS Y6, minnorm-224(SP); \
+	VPCMPEQD Y6, Y6, Y6; \
+	VPSRLD $1, Y6, Y6; \
+	VMOVUPS Y6, absv-96(SP); \
+	MOVL $1, R10
+
 	MOVQ p+0(FP), DI
 	MOVQ m+8(FP), DX
 	MOVQ v+16(FP), R8
@@ -304,24 +328,7 @@ TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $256-73
 	MOVD R10, X15
 	VPBROADCASTD X15, Y15
 	VPXOR Y14, Y14, Y14
-	// the constants STILLAT and UNDER read
-	VBROADCASTSS still+56(FP), Y6
-	VMOVUPS Y6, stillv-128(SP)
-	VBROADCASTSS cvs+60(FP), Y6
-	VMOVUPS Y6, cvsv-256(SP)
-	VBROADCASTSS qmin+64(FP), Y6
-	VMOVUPS Y6, qminv-160(SP)
-	MOVL $0x0d000000, R12
-	MOVD R12, X6
-	VPBROADCASTD X6, Y6
-	VMOVUPS Y6, e26-192(SP)
-	MOVL $0x00800000, R12
-	MOVD R12, X6
-	VPBROADCASTD X6, Y6
-	VMOVUPS Y6, minnorm-224(SP)
-	VPCMPEQD Y6, Y6, Y6
-	VPSRLD $1, Y6, Y6
-	VMOVUPS Y6, absv-96(SP)
+	XORL R10, R10 // STILLCONSTS not yet stored
 	TESTQ R9, R9
 	JEQ zsdone
 zs16:
@@ -333,14 +340,28 @@ zs16:
 	VMOVUPS 32(DI), Y3
 	VMOVUPS 32(DX), Y4
 	VMOVUPS 32(R8), Y5
-	STILLAT(Y0, Y2, stilla-32(SP))
-	STILLAT(Y3, Y5, stillb-64(SP))
+	XORL R13, R13
 	MOVQ AX, SI
 	MOVQ R9, BX
 zs16step:
 	STEPCONSTS
 	MVSTEP(Y1, Y2, Y6)
 	MVSTEP(Y4, Y5, Y8)
+	// look for still weights at every fourth step only, and take their bounds (STILLAT's
+	// square roots) at the first look: a replay of a few steps, where no weight stops, then
+	// costs what it did without the looks
+	TESTQ $3, BX
+	JNE zs16p
+	TESTQ R13, R13
+	JNE zs16under
+	TESTL R10, R10
+	JNE zs16consts
+	STILLCONSTS
+zs16consts:
+	STILLAT(Y0, Y2, stilla-32(SP))
+	STILLAT(Y3, Y5, stillb-64(SP))
+	MOVL $1, R13
+zs16under:
 	UNDER(Y1, stilla-32(SP), Y6)
 	UNDER(Y4, stillb-64(SP), Y7)
 	VANDPS Y6, Y7, Y6
@@ -401,12 +422,23 @@ zs8:
 	VMOVUPS (DI), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (R8), Y2
-	STILLAT(Y0, Y2, stilla-32(SP))
+	XORL R13, R13
 	MOVQ AX, SI
 	MOVQ R9, BX
 zs8step:
 	STEPCONSTS
 	MVSTEP(Y1, Y2, Y6)
+	TESTQ $3, BX
+	JNE zs8p
+	TESTQ R13, R13
+	JNE zs8under
+	TESTL R10, R10
+	JNE zs8consts
+	STILLCONSTS
+zs8consts:
+	STILLAT(Y0, Y2, stilla-32(SP))
+	MOVL $1, R13
+zs8under:
 	UNDER(Y1, stilla-32(SP), Y7)
 	VMOVMSKPS Y7, R12
 	CMPL R12, $0xff
