@@ -226,9 +226,9 @@ func TestAdamStepsZeroSteps(t *testing.T) {
 func TestStillBounds(t *testing.T) {
 	c := AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, Step: 1e-3, Eps: 1e-7, Hat: true}
 	d := AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, Step: 2e-3, Eps: 1e-7, Hat: true}
-	plan := planZeroSteps([]AdamCoeffs[float32]{c, d})
-	still, cvs, qmin := plan.still, plan.cvs, plan.qmin
 	eps, step := float64(float32(1e-7)), float64(float32(2e-3))
+	b2 := float64(float32(0.999))
+	still, cvs, qmin := stillBounds(step, eps, b2*b2, 2, true)
 	if want := eps / step * (1 - 0x1p-9); float64(still) > want || float64(still) < want*(1-0x1p-23) {
 		t.Errorf("still = %v, want the least ε over the largest step, %v, rounded down", still, want)
 	}
@@ -238,8 +238,22 @@ func TestStillBounds(t *testing.T) {
 	if want := 0x1p-125 / eps; float64(qmin) < want || float64(qmin) > want*(1+0x1p-22) {
 		t.Errorf("qmin = %v, want 2⁻¹²⁵/ε = %v rounded up", qmin, want)
 	}
+	if still, cvs, _ := stillBounds(step, eps, b2*b2, 2, false); still <= 0 || cvs != 0 {
+		t.Errorf("β2 > 1 somewhere: still = %v, cvs = %v, want ε's bound only", still, cvs)
+	}
+	if still, cvs, _ := stillBounds(step, 0x1p-61, b2*b2, 2, true); still <= 0 || cvs != 0 {
+		t.Errorf("ε = 2⁻⁶¹: still = %v, cvs = %v, want ε's bound only (v's needs ε far above the subnormals)", still, cvs)
+	}
+	// what planZeroSteps makes of steps: the bounds (where the kernel runs at all), and the
+	// zero-moment skip
+	if !haveVec {
+		t.Log("no AVX2: the plans below have no bounds")
+	}
+	if plan := planZeroSteps([]AdamCoeffs[float32]{c, d}); haveVec && (plan.still != still || plan.cvs != cvs || plan.qmin != qmin) {
+		t.Errorf("planned %+v, want stillBounds's %v %v %v", plan, still, cvs, qmin)
+	}
 	d.B2 = 0.99 // β2 varying: their product
-	if cvs, want := planZeroSteps([]AdamCoeffs[float32]{c, d}).cvs, math.Sqrt(float64(float32(0.999))*float64(float32(0.99)))/step*(1-18*0x1p-24)*(1-0x1p-9); float64(cvs) > want || float64(cvs) < want*(1-0x1p-23) {
+	if cvs, want := planZeroSteps([]AdamCoeffs[float32]{c, d}).cvs, math.Sqrt(b2*float64(float32(0.99)))/step*(1-18*0x1p-24)*(1-0x1p-9); haveVec && (float64(cvs) > want || float64(cvs) < want*(1-0x1p-23)) {
 		t.Errorf("cvs = %v with β2 0.999 and 0.99, want %v", cvs, want)
 	}
 	for name, bad := range map[string]func(*AdamCoeffs[float32]){
@@ -256,12 +270,12 @@ func TestStillBounds(t *testing.T) {
 			t.Errorf("%s: %+v, want the shortcut off (still negative, cvs 0), and the zero-moment skip only with ε > 0 and finite constants", name, plan)
 		}
 	}
-	// v's bound needs v to shrink, and ε far above the subnormals
+	// v's bound needs v to shrink, and ε far above the subnormals (planned)
 	for name, d := range map[string]AdamCoeffs[float32]{
 		"β2 > 1": {B1c: 0.1, B2: 1.001, Step: 1e-3, Eps: 1e-7, Hat: true},
 		"tiny ε": {B1c: 0.1, B2: 0.999, Step: 1e-3, Eps: 0x1p-61, Hat: true},
 	} {
-		if plan := planZeroSteps([]AdamCoeffs[float32]{c, d}); plan.still <= 0 || plan.cvs != 0 {
+		if plan := planZeroSteps([]AdamCoeffs[float32]{c, d}); haveVec && (plan.still <= 0 || plan.cvs != 0) {
 			t.Errorf("%s: %+v, want ε's bound only", name, plan)
 		}
 	}
