@@ -450,27 +450,63 @@ func productLossOf(t *testing.T, dt tensor.Dtype, b, in, out int, rng *rand.Rand
 
 // BenchmarkAdamZeroSteps times the replay of 32 owed zero-gradient Adam steps (ε̂, as the
 // authors' protocol runs it) over rows of a one-hot layer, one row at a time as a batch's rows
-// are settled, per weight and step: one row 1,024 wide, and sixteen rows 64 wide.
+// are settled, through a log of the steps as samplers.Adam keeps it, per weight and step: one
+// row 1,024 wide, and sixteen rows 64 wide, each from the same moving weights at every
+// iteration (so that every step moves them).
 func BenchmarkAdamZeroSteps(b *testing.B) {
 	for _, rows := range []struct{ n, width int }{{1, 1024}, {16, 64}} {
 		b.Run(fmt.Sprintf("%dx%d", rows.n, rows.width), func(b *testing.B) {
 			const steps = 32
 			n := rows.n * rows.width
+			p0, m0, v0 := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range p0 {
+				p0[i], m0[i], v0[i] = 0.1, 1e-3*float32(i%7+1), 1e-6*float32(i%5+1)
+			}
+			var log AdamSteps[float32]
+			for t := range steps {
+				log.Append(AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: 1e-3 / float32(t+1), Bc2: 1, Eps: 1e-7, Hat: true})
+			}
 			p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
-			for i := range p {
-				p[i], m[i], v[i] = 0.1, 1e-3*float32(i%7+1), 1e-6*float32(i%5+1)
-			}
-			cs := make([]AdamCoeffs[float32], steps)
-			for t := range cs {
-				cs[t] = AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: 1e-3 / float32(t+1), Bc2: 1, Eps: 1e-7, Hat: true}
-			}
 			b.ResetTimer()
 			for range b.N {
+				b.StopTimer()
+				copy(p, p0)
+				copy(m, m0)
+				copy(v, v0)
+				b.StartTimer()
 				for r := 0; r < n; r += rows.width {
-					AdamZeroSteps(p[r:r+rows.width], m[r:r+rows.width], v[r:r+rows.width], cs)
+					log.ZeroSteps(p[r:r+rows.width], m[r:r+rows.width], v[r:r+rows.width], 0, steps)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
 		})
 	}
+	// a row 1,024 wide owing 384 steps from a batch's touch (a row a batch of 4 selects about
+	// once an epoch): its weights stop moving partway, from where the replay takes only the
+	// moments
+	b.Run("1x1024-touched", func(b *testing.B) {
+		const n, steps = 1024, 384
+		rng := rand.New(rand.NewPCG(1, 2))
+		p0, m0, v0 := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range p0 {
+			g := rng.NormFloat64() * 1e-3
+			p0[i], m0[i], v0[i] = float32((2*rng.Float64()-1)*0.017), float32(0.1*g), float32(1e-3*g*g)
+		}
+		var log AdamSteps[float32]
+		for t := range steps {
+			tt := float64(t + 100)
+			log.Append(AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: float32(1e-3 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt))), Bc2: 1, Eps: 1e-7, Hat: true})
+		}
+		p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			copy(p, p0)
+			copy(m, m0)
+			copy(v, v0)
+			b.StartTimer()
+			log.ZeroSteps(p, m, v, 0, steps)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
+	})
 }
