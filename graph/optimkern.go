@@ -151,7 +151,7 @@ func (s *AdamSteps[T]) start(b2 T) {
 	s.maxStep, s.minEps, s.b2 = 0, T(math.Inf(1)), b2
 }
 
-// fold adds c to what the log keeps of its steps (planZeroSteps's tests, one step at a time).
+// fold adds c to what the log keeps of its steps.
 func (s *AdamSteps[T]) fold(c *AdamCoeffs[T]) {
 	// x − x is 0 for x finite, NaN otherwise
 	finite := c.B1c-c.B1c == 0 && c.B2-c.B2 == 0 && c.B2c-c.B2c == 0 && c.Step-c.Step == 0 && c.Eps-c.Eps == 0
@@ -170,10 +170,10 @@ func (s *AdamSteps[T]) fold(c *AdamCoeffs[T]) {
 
 // ZeroSteps is AdamZeroSteps(p, m, v, cs) for the logged steps cs[from:to], to the same bits.
 // Its plan takes what the whole log has: every property all of its steps have holds for any
-// of its runs, and its largest step size and least ε bound any run's (the bounds are then
-// no looser, and weights stop no later than behind the largest step size ever logged, which
-// Adam's bias corrections make a late step's); a log without those properties is planned run
-// by run.
+// of its runs, and its largest step size and least ε bound any run's, so that the bounds are
+// at least as tight as the run's own (and about as tight: Adam's bias corrections make the
+// largest step size a late step's, which a run to the log's end has); a log without those
+// properties is planned run by run.
 func (s *AdamSteps[T]) ZeroSteps(p, m, v []T, from, to int) (nonFinite bool) {
 	cs := s.cs[from:to]
 	n := len(p)
@@ -291,7 +291,7 @@ func adamZeroSteps[T Float](p, m, v []T, cs []AdamCoeffs[T], plan zeroStepsPlan)
 // stillBounds gives vec.AdamZeroStepsF32 the bounds under which a weight stays where it is
 // through every one of k steps, given the largest step size S, the least ε E, the product P of
 // the steps' β2, whether every β2 ≤ 1, and that every step has 0 ≤ 1−β1 ≤ 1, β2 > 0 and S and
-// E positive and finite (planZeroSteps). A weight p with 2^e ≤ |p| < 2^(e+1), Q = 2^(e−26) and
+// E positive and finite (AdamSteps.plan). A weight p with 2^e ≤ |p| < 2^(e+1), Q = 2^(e−26) and
 //
 //	|m| ≤ Q·max(still, cvs·√v),   still = (E/S)·(1 − 2⁻⁹),   cvs = (√P/S)·(1 − (k+16)·2⁻²⁴)·(1 − 2⁻⁹)
 //
