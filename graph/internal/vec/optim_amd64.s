@@ -235,10 +235,13 @@ NonFiniteF64_done:
 // m ← m − (1−β1)·m, which is AdamF32's m + (1−β1)·(0 − m) to the bit (0 − m is −m exactly, a
 // product's rounding is symmetric in sign, and m + (−y) is m − y), in two dependent operations
 // rather than three.
-#define MVSTEP(M, V, T) \
-	VMULPS Y10, M, T; \
+#define MVSTEP(M, V, T) MVSTEPK(M, V, T, Y10, Y11)
+
+// MVSTEPK is MVSTEP with 1−β1 in K1 and β2 in K2.
+#define MVSTEPK(M, V, T, K1, K2) \
+	VMULPS K1, M, T; \
 	VSUBPS T, M, M; \
-	VMULPS Y11, V, V
+	VMULPS K2, V, V
 
 // PSTEP is the weights' part of that step, after MVSTEP: p ← p − (step·m) / (√v + ε), with
 // the step size in Y12 and ε in Y13, T and U as scratch.
@@ -292,7 +295,7 @@ NonFiniteF64_done:
 	VCMPPS $0x02, AT, T, T
 
 // func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, cvs, qmin float32) bool
-TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $256-73
+TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $288-73
 
 // STILLCONSTS stores the constants STILLAT and UNDER read (once a call, when R10 is 0: a
 // replay of a few steps, which looks for no still weights, does without them) and sets R10.
@@ -329,11 +332,12 @@ TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $256-73
 	VPBROADCASTD X15, Y15
 	VPXOR Y14, Y14, Y14
 	XORL R10, R10 // STILLCONSTS not yet stored
+	MOVQ $0, pbx-288(SP) // no still block waits (see zs16moments)
 	TESTQ R9, R9
 	JEQ zsdone
 zs16:
 	CMPQ CX, $16
-	JLT zs8
+	JLT zs16flush
 	VMOVUPS (DI), Y0
 	VMOVUPS (DX), Y1
 	VMOVUPS (R8), Y2
@@ -394,28 +398,126 @@ zs16still:
 	CMPL R12, $0xff
 	JNE zs16p
 zs16moments:
-	ADDQ R11, SI
-	DECQ BX
-	JEQ zs16store
-	VBROADCASTSS 0(SI), Y10
-	VBROADCASTSS 4(SI), Y11
-	MVSTEP(Y1, Y2, Y6)
-	MVSTEP(Y4, Y5, Y8)
-	JMP zs16moments
-zs16store:
+	// the block's weights are still: they are final; its moments go on, replayed together
+	// with another still block's when one waits (four chains of dependent operations in
+	// flight rather than two), or else it waits for the next still block, its moments in
+	// memory at pdx, pr8, its next step at psi and the count of steps left in pbx
 	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (DX)
-	VMOVUPS Y2, (R8)
 	VMOVUPS Y3, 32(DI)
-	VMOVUPS Y4, 32(DX)
-	VMOVUPS Y5, 32(R8)
 	NONFINITE(Y0)
 	NONFINITE(Y3)
+	ADDQ R11, SI
+	DECQ BX
+	JEQ zs16mvstore
+	MOVQ pbx-288(SP), R13
+	TESTQ R13, R13
+	JNE zs16pair
+zs16park:
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y2, (R8)
+	VMOVUPS Y4, 32(DX)
+	VMOVUPS Y5, 32(R8)
+	MOVQ DX, pdx-264(SP)
+	MOVQ R8, pr8-272(SP)
+	MOVQ SI, psi-280(SP)
+	MOVQ BX, pbx-288(SP)
+	JMP zs16next
+zs16pair:
+	// the waiting block's moments into Y6–Y9, its next step in R12 and steps left in R13;
+	// Y0 and Y3 (the weights, stored) are the scratch
+	MOVQ pdx-264(SP), R12
+	VMOVUPS (R12), Y6
+	VMOVUPS 32(R12), Y8
+	MOVQ pr8-272(SP), R12
+	VMOVUPS (R12), Y7
+	VMOVUPS 32(R12), Y9
+	MOVQ psi-280(SP), R12
+zs16pairstep:
+	VBROADCASTSS 0(SI), Y10
+	VBROADCASTSS 4(SI), Y11
+	VBROADCASTSS 0(R12), Y12
+	VBROADCASTSS 4(R12), Y13
+	MVSTEP(Y1, Y2, Y0)
+	MVSTEP(Y4, Y5, Y3)
+	MVSTEPK(Y6, Y7, Y0, Y12, Y13)
+	MVSTEPK(Y8, Y9, Y3, Y12, Y13)
+	ADDQ R11, SI
+	ADDQ R11, R12
+	DECQ BX
+	DECQ R13
+	JEQ zs16waitdone
+	TESTQ BX, BX
+	JNE zs16pairstep
+	// this block is done and the waiting one is not: it goes on waiting
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y2, (R8)
+	VMOVUPS Y4, 32(DX)
+	VMOVUPS Y5, 32(R8)
+	MOVQ R12, psi-280(SP)
+	MOVQ R13, pbx-288(SP)
+	MOVQ pdx-264(SP), R12
+	VMOVUPS Y6, (R12)
+	VMOVUPS Y8, 32(R12)
+	MOVQ pr8-272(SP), R12
+	VMOVUPS Y7, (R12)
+	VMOVUPS Y9, 32(R12)
+	JMP zs16next
+zs16waitdone:
+	// the waiting block is done: its moments go to memory, and this block, if it has
+	// steps left, waits in its place
+	MOVQ pdx-264(SP), R12
+	VMOVUPS Y6, (R12)
+	VMOVUPS Y8, 32(R12)
+	MOVQ pr8-272(SP), R12
+	VMOVUPS Y7, (R12)
+	VMOVUPS Y9, 32(R12)
+	MOVQ $0, pbx-288(SP)
+	TESTQ BX, BX
+	JNE zs16park
+	JMP zs16mvstore
+zs16store:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y3, 32(DI)
+	NONFINITE(Y0)
+	NONFINITE(Y3)
+zs16mvstore:
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y2, (R8)
+	VMOVUPS Y4, 32(DX)
+	VMOVUPS Y5, 32(R8)
+zs16next:
 	ADDQ $64, DI
 	ADDQ $64, DX
 	ADDQ $64, R8
 	SUBQ $16, CX
 	JMP zs16
+zs16flush:
+	// a still block that waits when no more blocks of 16 come takes its steps alone
+	MOVQ pbx-288(SP), R13
+	TESTQ R13, R13
+	JEQ zs8
+	MOVQ pdx-264(SP), R12
+	VMOVUPS (R12), Y6
+	VMOVUPS 32(R12), Y8
+	MOVQ pr8-272(SP), R12
+	VMOVUPS (R12), Y7
+	VMOVUPS 32(R12), Y9
+	MOVQ psi-280(SP), R12
+zs16flushstep:
+	VBROADCASTSS 0(R12), Y12
+	VBROADCASTSS 4(R12), Y13
+	MVSTEPK(Y6, Y7, Y0, Y12, Y13)
+	MVSTEPK(Y8, Y9, Y3, Y12, Y13)
+	ADDQ R11, R12
+	DECQ R13
+	JNE zs16flushstep
+	MOVQ pdx-264(SP), R12
+	VMOVUPS Y6, (R12)
+	VMOVUPS Y8, 32(R12)
+	MOVQ pr8-272(SP), R12
+	VMOVUPS Y7, (R12)
+	VMOVUPS Y9, 32(R12)
+	MOVQ $0, pbx-288(SP)
 zs8:
 	CMPQ CX, $8
 	JLT zsdone
