@@ -297,6 +297,25 @@ NonFiniteF64_done:
 // func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, cvs, qmin float32) bool
 TEXT ·AdamZeroStepsF32(SB), NOSPLIT, $288-73
 
+// WAITLOAD loads the waiting still block's moments into Y6–Y9 (m, v, m, v) and its next
+// step's address into R12 (see zs16moments); WAITSTORE stores Y6–Y9 back (R12 scratch).
+#define WAITLOAD \
+	MOVQ pdx-264(SP), R12; \
+	VMOVUPS (R12), Y6; \
+	VMOVUPS 32(R12), Y8; \
+	MOVQ pr8-272(SP), R12; \
+	VMOVUPS (R12), Y7; \
+	VMOVUPS 32(R12), Y9; \
+	MOVQ psi-280(SP), R12
+
+#define WAITSTORE \
+	MOVQ pdx-264(SP), R12; \
+	VMOVUPS Y6, (R12); \
+	VMOVUPS Y8, 32(R12); \
+	MOVQ pr8-272(SP), R12; \
+	VMOVUPS Y7, (R12); \
+	VMOVUPS Y9, 32(R12)
+
 // STILLCONSTS stores the constants STILLAT and UNDER read (once a call, when R10 is 0: a
 // replay of a few steps, which looks for no still weights, does without them) and sets R10.
 // Y6 and R12 scratch.
@@ -425,13 +444,7 @@ zs16park:
 zs16pair:
 	// the waiting block's moments into Y6–Y9, its next step in R12 and steps left in R13;
 	// Y0 and Y3 (the weights, stored) are the scratch
-	MOVQ pdx-264(SP), R12
-	VMOVUPS (R12), Y6
-	VMOVUPS 32(R12), Y8
-	MOVQ pr8-272(SP), R12
-	VMOVUPS (R12), Y7
-	VMOVUPS 32(R12), Y9
-	MOVQ psi-280(SP), R12
+	WAITLOAD
 zs16pairstep:
 	VBROADCASTSS 0(SI), Y10
 	VBROADCASTSS 4(SI), Y11
@@ -455,22 +468,12 @@ zs16pairstep:
 	VMOVUPS Y5, 32(R8)
 	MOVQ R12, psi-280(SP)
 	MOVQ R13, pbx-288(SP)
-	MOVQ pdx-264(SP), R12
-	VMOVUPS Y6, (R12)
-	VMOVUPS Y8, 32(R12)
-	MOVQ pr8-272(SP), R12
-	VMOVUPS Y7, (R12)
-	VMOVUPS Y9, 32(R12)
+	WAITSTORE
 	JMP zs16next
 zs16waitdone:
 	// the waiting block is done: its moments go to memory, and this block, if it has
 	// steps left, waits in its place
-	MOVQ pdx-264(SP), R12
-	VMOVUPS Y6, (R12)
-	VMOVUPS Y8, 32(R12)
-	MOVQ pr8-272(SP), R12
-	VMOVUPS Y7, (R12)
-	VMOVUPS Y9, 32(R12)
+	WAITSTORE
 	MOVQ $0, pbx-288(SP)
 	TESTQ BX, BX
 	JNE zs16park
@@ -496,13 +499,7 @@ zs16flush:
 	MOVQ pbx-288(SP), R13
 	TESTQ R13, R13
 	JEQ zs8
-	MOVQ pdx-264(SP), R12
-	VMOVUPS (R12), Y6
-	VMOVUPS 32(R12), Y8
-	MOVQ pr8-272(SP), R12
-	VMOVUPS (R12), Y7
-	VMOVUPS 32(R12), Y9
-	MOVQ psi-280(SP), R12
+	WAITLOAD
 zs16flushstep:
 	VBROADCASTSS 0(R12), Y12
 	VBROADCASTSS 4(R12), Y13
@@ -511,12 +508,7 @@ zs16flushstep:
 	ADDQ R11, R12
 	DECQ R13
 	JNE zs16flushstep
-	MOVQ pdx-264(SP), R12
-	VMOVUPS Y6, (R12)
-	VMOVUPS Y8, 32(R12)
-	MOVQ pr8-272(SP), R12
-	VMOVUPS Y7, (R12)
-	VMOVUPS Y9, 32(R12)
+	WAITSTORE
 	MOVQ $0, pbx-288(SP)
 zs8:
 	CMPQ CX, $8
