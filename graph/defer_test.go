@@ -474,19 +474,7 @@ func BenchmarkAdamZeroSteps(b *testing.B) {
 			for t := range steps {
 				log.Append(AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: 1e-3 / float32(t+1), Bc2: 1, Eps: 1e-7, Hat: true})
 			}
-			p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				copy(p, p0)
-				copy(m, m0)
-				copy(v, v0)
-				b.StartTimer()
-				for r := 0; r < n; r += rows.width {
-					log.ZeroSteps(p[r:r+rows.width], m[r:r+rows.width], v[r:r+rows.width], 0, steps)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
+			benchReplay(b, &log, p0, m0, v0, rows.width)
 		})
 	}
 	// a row 1,024 wide owing 384 steps from a batch's touch (a row a batch of 4 selects about
@@ -505,16 +493,25 @@ func BenchmarkAdamZeroSteps(b *testing.B) {
 			tt := float64(t + 100)
 			log.Append(AdamCoeffs[float32]{B1c: 0.1, B2: 0.999, B2c: 1e-3, Step: float32(1e-3 * math.Sqrt(1-math.Pow(0.999, tt)) / (1 - math.Pow(0.9, tt))), Bc2: 1, Eps: 1e-7, Hat: true})
 		}
-		p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
-		b.ResetTimer()
-		for range b.N {
-			b.StopTimer()
-			copy(p, p0)
-			copy(m, m0)
-			copy(v, v0)
-			b.StartTimer()
-			log.ZeroSteps(p, m, v, 0, steps)
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
+		benchReplay(b, &log, p0, m0, v0, n)
 	})
+}
+
+// benchReplay times the replay of all of log's steps over weights p0, moments m0, v0 (restored
+// before each iteration, untimed), in rows of width, and reports the time a weight-step.
+func benchReplay(b *testing.B, log *AdamSteps[float32], p0, m0, v0 []float32, width int) {
+	n, steps := len(p0), len(log.cs)
+	p, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		copy(p, p0)
+		copy(m, m0)
+		copy(v, v0)
+		b.StartTimer()
+		for r := 0; r < n; r += width {
+			log.ZeroSteps(p[r:r+width], m[r:r+width], v[r:r+width], 0, steps)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*steps), "ns/weight-step")
 }
