@@ -153,8 +153,7 @@ func (s *AdamSteps[T]) start(b2 T) {
 
 // fold adds c to what the log keeps of its steps.
 func (s *AdamSteps[T]) fold(c *AdamCoeffs[T]) {
-	// x − x is 0 for x finite, NaN otherwise
-	finite := c.B1c-c.B1c == 0 && c.B2-c.B2 == 0 && c.B2c-c.B2c == 0 && c.Step-c.Step == 0 && c.Eps-c.Eps == 0
+	finite := isFinite(c.B1c) && isFinite(c.B2) && isFinite(c.B2c) && isFinite(c.Step) && isFinite(c.Eps)
 	s.skip = s.skip && finite && c.WD == 0 && c.Eps > 0 && (c.Hat || c.Bc2 > 0)
 	s.hat = s.hat && c.Hat && c.WD == 0
 	s.bounded = s.bounded && finite && c.B1c >= 0 && c.B1c <= 1 && c.B2 > 0 && c.Step > 0 && c.Eps > 0
