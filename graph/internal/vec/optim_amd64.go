@@ -37,15 +37,16 @@ func NonFiniteF64(x *float64, n int) bool
 // m ← m + (1−β1)·(0 − m), v ← β2·v (its (1−β2)·0·0 term adds +0, which changes no v ≥ +0),
 // p ← p − (step·m) / (√v + ε).
 //
-// At the steps where the count of steps left is a multiple of four it looks for still weights
-// (a replay of fewer than four steps never looks), and from the step at which every weight of
-// a vector is still — |m| ≤ Q·max(still, cvs·√v), where Q = 2^(e−26) for the weight's 2^e ≤ |p| < 2^(e+1), Q ≥ qmin, the bound normal, p finite,
-// v ≥ 0 — it takes only the moments through the remaining steps: the caller vouches (graph's
-// stillBounds) that then no step's (step·m)/(√v + ε) exceeds Q, half of the least distance
-// (2^(e−25)) that takes p − x to another float, so that every p − (step·m)/(√v + ε) rounds
-// back to p. A negative or NaN still, with cvs zero, turns this off. A block of sixteen whose
-// weights are still waits, its moments in memory, for the next such block, and the two blocks'
-// moments are replayed together (four chains of dependent operations in flight, not two).
+// At the steps where the count of steps left is a multiple of four it looks for still weights (a
+// replay of fewer than four steps never looks), and from the step at which every weight of a
+// vector is still — |m| ≤ Q·max(still, cvs·√v), where Q = 2^(e−26) for the weight's 2^e ≤ |p| <
+// 2^(e+1), Q ≥ qmin, the bound normal, p finite, v ≥ 0 — it takes only the moments through the
+// remaining steps: the caller vouches (graph's stillBounds) that then no step's (step·m)/(√v + ε)
+// exceeds Q, half of the least distance (2^(e−25)) that takes p − x to another float, so that
+// every p − (step·m)/(√v + ε) rounds back to p. A negative or NaN still, with cvs zero, turns
+// this off. A block of sixteen whose weights are still waits, its moments in memory, for the next
+// such block, and the two blocks' moments are replayed together (four chains of dependent
+// operations in flight, not two).
 //
 //go:noescape
 func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, cvs, qmin float32) bool
