@@ -81,6 +81,19 @@ var envSwitches = []envSwitch{
 		},
 	},
 	{
+		name:    "HYPERFLAT_PRODUCTS",
+		def:     "small-batch weight gradients computed inside the Adam update",
+		meaning: "off: Program.DeferProduct leaves no weight gradient uncomputed, so every run writes it out and the optimizer reads it back, for comparisons",
+		set: func(v string) error {
+			switch v {
+			case "", "off":
+				productsOff = v == "off"
+				return nil
+			}
+			return fmt.Errorf("want off")
+		},
+	},
+	{
 		name:    "HYPERFLAT_FUSEDUMP",
 		def:     "off",
 		meaning: "any non-empty value: Compile prints every fused kernel (its ops, operands and block sizes) to stderr",
@@ -96,6 +109,7 @@ var (
 	convPath    string // "" or "image" (convOp)
 	sparseOff   bool   // gemmAcc never takes the sparse path (gemmSparse)
 	deferOff    bool   // ReadOnlyThroughProduct is always false
+	productsOff bool   // productDeferrable is always false
 )
 
 func init() {

@@ -44,6 +44,12 @@ func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, sup
 	if gemmSparse(ta, tb, m, n, k, a, b, beta, c, support, dirty, left) {
 		return support != nil && beta == 0
 	}
+	gemmDense(ta, tb, m, n, k, a, b, beta, c)
+	return false
+}
+
+// gemmDense is gemmSupport's product where gemmSparse declines it (m, n and k positive).
+func gemmDense[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 	lda, ldb := leadingDims(ta, tb, m, n, k)
 	if !gemmThreadsItself && m*n*k >= gemmSplitFlops && max(m, n) >= 16 && !(procs() == 1 && kernelsWhole[T](ta, tb, m, n, k)) {
 		// Split in whole kernel blocks (8 rows, or 24 columns) into gemmPieces pieces fixed by
@@ -75,10 +81,9 @@ func gemmSupport[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T, sup
 				}
 			})
 		}
-		return false
+		return
 	}
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
-	return false
 }
 
 // pieceBounds are the bounds of piece q of the gemmPieces pieces (or fewer) that gemmSupport

@@ -63,39 +63,59 @@ func (op *matMulOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
 // doIntoSupport is DoInto that records in s (when not nil) the rows of the product that may be
 // nonzero, when the sparse path computed it.
 func (op *matMulOp) doIntoSupport(dst G.Value, s *rowSupport, in ...G.Value) (G.Value, error) {
-	return run(op.dt,
-		func() (G.Value, error) { return matMulDo[float64](op, dst, in[0], in[1], s) },
-		func() (G.Value, error) { return matMulDo[float32](op, dst, in[0], in[1], s) })
+	v, _, err := op.doIntoLazy(dst, s, false, in...)
+	return v, err
 }
 
-func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value, s *rowSupport) (G.Value, error) {
+// doIntoLazy is doIntoSupport that, with lazy, leaves the product uncomputed where the dense
+// kernels would compute it (productDeferrable, and the sparse path declines it): it then
+// returns dst (allocated, its contents unchanged) and deferred = true (Program.DeferProduct).
+func (op *matMulOp) doIntoLazy(dst G.Value, s *rowSupport, lazy bool, in ...G.Value) (v G.Value, deferred bool, err error) {
+	switch op.dt {
+	case tensor.Float32:
+		return matMulDo[float32](op, dst, in[0], in[1], s, lazy)
+	case tensor.Float64:
+		return matMulDo[float64](op, dst, in[0], in[1], s, lazy)
+	}
+	return nil, false, fmt.Errorf("graph: unsupported dtype %v", op.dt)
+}
+
+func matMulDo[T Float](op *matMulOp, dst, av, bv G.Value, s *rowSupport, lazy bool) (G.Value, bool, error) {
 	a, err := Elements[T](av)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	b, err := Elements[T](bv)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(a) != op.m*op.k || len(b) != op.k*op.n {
-		return nil, fmt.Errorf("graph: %v: operands have %d and %d elements, want %d and %d", op, len(a), len(b), op.m*op.k, op.k*op.n)
+		return nil, false, fmt.Errorf("graph: %v: operands have %d and %d elements, want %d and %d", op, len(a), len(b), op.m*op.k, op.k*op.n)
 	}
 	v, c := output[T](dst, op.out)
 	if s == nil {
 		gemm(op.ta, op.tb, op.m, op.n, op.k, a, b, c)
-		return v, nil
+		return v, false, nil
 	}
 	var dirty *[]int32
 	if s.readOnly && s.clean && len(c) > 0 && s.buf == unsafe.Pointer(&c[0]) {
 		dirty = &s.dirty
 	}
 	s.clean = false // until this product is done (a panic would leave c anything)
-	s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty, s.left)
+	if lazy && productDeferrable[T](op.ta, op.tb, op.m, op.n, op.k) {
+		// gemmSupport's own first step, its memo and support included; where it declines,
+		// gemmDense would follow
+		if s.known = gemmSparse(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty, s.left); !s.known {
+			return v, true, nil
+		}
+	} else {
+		s.known = gemmSupport(op.ta, op.tb, op.m, op.n, op.k, a, b, 0, c, &s.rows, dirty, s.left)
+	}
 	s.clean = s.readOnly && s.known && len(c) > 0
 	if s.clean {
 		s.dirty, s.buf = append(s.dirty[:0], s.rows...), unsafe.Pointer(&c[0])
 	}
-	return v, nil
+	return v, false, nil
 }
 
 func (op *matMulOp) VJP(in []*G.Node, _, g *G.Node, need []bool) ([]*G.Node, error) {

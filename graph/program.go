@@ -43,6 +43,11 @@ type Program struct {
 	leafv   []G.Value
 	runs    int
 	fresh   []int
+
+	// deferred products (product.go): lazy marks the products a run may leave uncomputed,
+	// owed the run that last left each
+	lazy []bool
+	owed []int
 }
 
 // OpTime is the time a Program spent in the ops of one kind (see Program.Profile).
@@ -162,10 +167,15 @@ func (p *Program) Run(ctx context.Context) error {
 			for j, k := range p.kids[i] {
 				args[j] = p.vals[k]
 			}
-			if _, ok := op.(*matMulOp); ok {
+			mm, isProduct := op.(*matMulOp)
+			if isProduct {
 				p.rememberLeft(i)
 			}
-			v, err = p.exec(op, p.vals[i], args, &p.support[i])
+			if isProduct && p.lazy != nil && p.lazy[i] {
+				v, err = p.execProduct(i, mm, p.vals[i], args)
+			} else {
+				v, err = p.exec(op, p.vals[i], args, &p.support[i])
+			}
 		}
 		if p.prof != nil {
 			key := fmt.Sprintf("%v %v", op, n.Shape())
@@ -259,6 +269,9 @@ func (p *Program) Value(n *G.Node) (G.Value, error) {
 		return nil, fmt.Errorf("graph: node %s has no value yet; call Run", n.Name())
 	}
 	if err := p.demand(i); err != nil {
+		return nil, err
+	}
+	if err := p.demandProduct(i); err != nil {
 		return nil, err
 	}
 	if p.vals[i] == nil {

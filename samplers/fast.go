@@ -125,3 +125,74 @@ func rowWidth(p *tensor.Dense) int {
 	}
 	return 0
 }
+
+// Product is a weight gradient given as the product Aᵀ·B of its operands, which the caller
+// did not compute (graph.Program.DeferredProduct): A is k×r and B k×c, row-major, for an r×c
+// gradient, k a batch's rows (a layer's inputs and its output's gradient). The zero Product
+// stands for a gradient given as usual.
+type Product struct{ A, B G.Value }
+
+// ProductTeller is implemented by optimizers that can take gradients as Products and compute
+// them a block of rows at a time within their update, so that a small batch's weight gradient
+// is never written to memory nor read back (graph.AdamUpdateProduct). TellProducts gives, for
+// the next step only, one Product per gradient (the zero Product where it is given as usual).
+// A gradient given as a Product must be proved finite for that step (FiniteTeller); its entry
+// in the step's grads must still have the gradient's shape and type, and is not read.
+type ProductTeller interface {
+	TellProducts(prods []Product)
+}
+
+var _ ProductTeller = (*Adam)(nil)
+
+// productsOf checks prods (nil, or one per gradient, as TellProducts gave them) against the
+// step's parameters, rows and proved flags, and returns each Product's operands as []T and its
+// depth k (nil where a gradient is given as usual).
+func productsOf[T graph.Float](params []*tensor.Dense, rows [][]int32, proved []bool, prods []Product) ([]productOperands[T], error) {
+	if prods == nil {
+		return nil, nil
+	}
+	if len(prods) != len(params) {
+		return nil, fmt.Errorf("samplers: TellProducts gave %d products for %d gradients", len(prods), len(params))
+	}
+	out := make([]productOperands[T], len(prods))
+	for i, pr := range prods {
+		if pr.A == nil && pr.B == nil {
+			continue
+		}
+		as, bs, ps := shapeOf(pr.A), shapeOf(pr.B), params[i].Shape()
+		switch {
+		case pr.A == nil || pr.B == nil:
+			return nil, fmt.Errorf("samplers: the product for gradient %d lacks an operand", i)
+		case proved == nil || !proved[i]:
+			return nil, fmt.Errorf("samplers: gradient %d is given as a product but not proved finite (TellFinite)", i)
+		case rowsOf(rows, i) != nil:
+			return nil, fmt.Errorf("samplers: gradient %d is given as a product and with nonzero rows", i)
+		case len(as) != 2 || len(bs) != 2 || len(ps) != 2 || as[0] != bs[0] || as[1] != ps[0] || bs[1] != ps[1] || as[0] < 1:
+			return nil, fmt.Errorf("samplers: the product for gradient %d has operands of shapes %v and %v; want k×%d and k×%d", i, as, bs, ps[0], ps[1])
+		}
+		a, err := values[T](pr.A)
+		if err != nil {
+			return nil, fmt.Errorf("samplers: the product for gradient %d: %w", i, err)
+		}
+		b, err := values[T](pr.B)
+		if err != nil {
+			return nil, fmt.Errorf("samplers: the product for gradient %d: %w", i, err)
+		}
+		out[i] = productOperands[T]{a: a, b: b, k: as[0]}
+	}
+	return out, nil
+}
+
+// productOperands are one Product's operands; a is nil for a gradient given as usual.
+type productOperands[T graph.Float] struct {
+	a, b []T
+	k    int
+}
+
+// shapeOf is v's shape, or nil for a nil v.
+func shapeOf(v G.Value) tensor.Shape {
+	if v == nil {
+		return nil
+	}
+	return v.Shape()
+}

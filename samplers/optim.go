@@ -152,6 +152,9 @@ type Adam struct {
 	// proved is what TellFinite said of the next step's gradients, when told
 	proved []bool
 	told   bool
+	// prods is what TellProducts said of them, when toldProds
+	prods     []Product
+	toldProds bool
 }
 
 // NewAdam returns Adam with learning rate lr and PyTorch's defaults β1 = 0.9, β2 = 0.999,
@@ -166,11 +169,18 @@ func NewKerasAdam(lr float64) *Adam {
 
 // Reset forgets the moment estimates, the step count, any deferred updates and what TellFinite
 // said.
-func (o *Adam) Reset() { o.st, o.owes, o.told = state{}, nil, false }
+func (o *Adam) Reset() { o.st, o.owes, o.told, o.toldProds = state{}, nil, false, false }
 
 // TellFinite says which gradients of the next step the caller has proved finite (see
 // FiniteTeller); that step fails if their number is not the gradients'.
 func (o *Adam) TellFinite(proved []bool) { o.proved, o.told = append(o.proved[:0], proved...), true }
+
+// TellProducts says which gradients of the next step are given as products (see
+// ProductTeller); that step fails if their number is not the gradients', or if a product is
+// not proved finite (TellFinite) or comes with nonzero rows.
+func (o *Adam) TellProducts(prods []Product) {
+	o.prods, o.toldProds = append(o.prods[:0], prods...), true
+}
 
 // Step applies one Adam update to params in place.
 func (o *Adam) Step(params []*tensor.Dense, grads []G.Value) error {
@@ -189,6 +199,10 @@ func (o *Adam) stepDeferred(params []*tensor.Dense, grads []G.Value, rows [][]in
 	var proved []bool
 	if o.told {
 		proved, o.told = o.proved, false
+	}
+	var prods []Product
+	if o.toldProds {
+		prods, o.toldProds = o.prods, false
 	}
 	switch {
 	case !(o.LR >= 0) || math.IsInf(o.LR, 0):
@@ -212,12 +226,16 @@ func (o *Adam) stepDeferred(params []*tensor.Dense, grads []G.Value, rows [][]in
 		return fmt.Errorf("samplers: TellFinite gave %d flags for %d gradients", len(proved), len(grads))
 	}
 	if dt == tensor.Float32 {
-		return adamStep[float32](o, params, grads, rows, lazy, proved)
+		return adamStep[float32](o, params, grads, rows, lazy, proved, prods)
 	}
-	return adamStep[float64](o, params, grads, rows, lazy, proved)
+	return adamStep[float64](o, params, grads, rows, lazy, proved, prods)
 }
 
-func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy, proved []bool) error {
+func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy, proved []bool, prods []Product) error {
+	ops, err := productsOf[T](params, rows, proved, prods)
+	if err != nil {
+		return err
+	}
 	if err := fastFiniteGrads[T](params, grads, rows, proved); err != nil {
 		return err
 	}
@@ -239,6 +257,8 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, r
 		// the vector kernel computes exactly the scalar update of the type's doc comment
 		var bad bool
 		switch r := rowsOf(rows, i); {
+		case ops != nil && ops[i].a != nil:
+			bad = graph.AdamUpdateProduct(p, sl[0][i], sl[1][i], ops[i].a, ops[i].b, ops[i].k, c)
 		case deferred(i):
 			bad = stepOwedRows(o.owes, i, p, g, sl[0][i], sl[1][i], rowWidth(params[i]), r, o.st.steps, c)
 		case r != nil:

@@ -116,6 +116,10 @@ type program struct {
 	// readOnly: the gradients are promised read-only to the Program (the optimizer of the
 	// last step was a samplers.RowStepper)
 	readOnly bool
+	// products: the Program may leave weight gradients uncomputed for the optimizer (that of
+	// the last step was a samplers.ProductTeller); prods are the last step's
+	products bool
+	prods    []samplers.Product
 	// set lists the entries of xv that the last sparse fill made nonzero, so that the next
 	// one clears only those (all of xv when stale: after a dense fill)
 	set      []int
@@ -363,6 +367,7 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	if err := p.pass.Draw(dropout); err != nil {
 		return res, err
 	}
+	p.deferProducts(opt)
 	if err := p.run(ctx); err != nil {
 		return res, err
 	}
@@ -395,10 +400,8 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 		}
 	}
 	grads, values := p.gradVals, p.paramVals
-	for i, g := range p.grads {
-		if grads[i], err = p.prog.Value(g); err != nil {
-			return res, err
-		}
+	if err := p.gradients(grads); err != nil {
+		return res, err
 	}
 	// Every Optimizer refuses a non-finite gradient before it changes anything; the ones of
 	// package samplers that also check what they write (Checked) are trusted with the scan,
@@ -420,6 +423,13 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	}
 	if err := p.step(opt, values, grads, d); err != nil {
 		if checked {
+			if p.products { // the scan reads every gradient: compute those left to the optimizer
+				for i, g := range p.grads {
+					if grads[i], err = p.prog.Value(g); err != nil {
+						return res, err
+					}
+				}
+			}
 			if gerr := nonFiniteGrad(); gerr != nil {
 				return res, gerr
 			}
@@ -451,11 +461,54 @@ func (tr *Trainer) step(ctx context.Context, opt samplers.Optimizer, ds *dataset
 	return res, nil
 }
 
+// deferProducts lets the Program leave the weight gradients it can (graph.Program.DeferProduct)
+// to opt when opt computes them itself (samplers.ProductTeller, taking a proof of finiteness,
+// samplers.FiniteTeller, and checking what it writes, samplers.Checked, so that Step scans no
+// gradient before the step), and has it compute them all otherwise.
+func (p *program) deferProducts(opt samplers.Optimizer) {
+	_, pt := opt.(samplers.ProductTeller)
+	_, ft := opt.(samplers.FiniteTeller)
+	_, ck := opt.(samplers.Checked)
+	if on := pt && ft && ck; on != p.products {
+		for _, g := range p.grads {
+			p.prog.DeferProduct(g, on)
+		}
+		p.products = on
+	}
+}
+
+// gradients sets grads to the values of the last run's gradients, and p.prods to the ones the
+// Program left uncomputed and the optimizer may compute (the Program proves them finite from
+// their operands); the Program computes any other it left.
+func (p *program) gradients(grads []G.Value) error {
+	if p.products && p.prods == nil {
+		p.prods = make([]samplers.Product, len(p.grads))
+	}
+	for i, g := range p.grads {
+		if p.products {
+			p.prods[i] = samplers.Product{}
+			if a, b, c, ok := p.prog.DeferredProduct(g); ok && p.prog.Finite(g) {
+				grads[i], p.prods[i] = c, samplers.Product{A: a, B: b}
+				continue
+			}
+		}
+		var err error
+		if grads[i], err = p.prog.Value(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // step hands the optimizer the gradients, with the rows outside which each is zero where the
-// Program knows them (a first layer behind one-hot inputs) and the optimizer can use them.
+// Program knows them (a first layer behind one-hot inputs) and the optimizer can use them, and
+// the gradients left to it as products.
 func (p *program) step(opt samplers.Optimizer, values []*tensor.Dense, grads []G.Value, d *deferral) error {
 	if ft, ok := opt.(samplers.FiniteTeller); ok {
 		ft.TellFinite(p.provedFinite())
+	}
+	if pt, ok := opt.(samplers.ProductTeller); ok && p.products {
+		pt.TellProducts(p.prods)
 	}
 	rs, ok := opt.(samplers.RowStepper)
 	if ok != p.readOnly {

@@ -14,6 +14,18 @@ package vec
 //go:noescape
 func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool
 
+// AdamProductF32 is AdamF32 on one row of a weight matrix whose gradient is the product
+// Aᵀ·B, computed here rather than read: gr[j] = Σ_{q<k} a[q]·B[q][j] for j < n (a multiple
+// of 8), a the row's k entries of A (its column of A), B[q] at b + q·ldb bytes; flags is
+// wd | hat<<1. Each sum is the one graph/internal/sgemm's kernels compute for that element of
+// the product: for the first seq entries (a multiple of 8, or ≥ n) one fused multiply-add a
+// term from zero, q in order (Kern4x24, Kern1x8), for the others the even and the odd terms
+// so in two sums, the last term of an odd k with the even ones, then even + odd (Kern4x8). So
+// the update is AdamF32's after that product, to the bit. k ≥ 1.
+//
+//go:noescape
+func AdamProductF32(p, m, v *float32, n, seq int, a *float32, k int, b *float32, ldb int, c *[7]float32, flags int) bool
+
 // AdamF64 is AdamF32 in float64 (n a multiple of 4).
 //
 //go:noescape

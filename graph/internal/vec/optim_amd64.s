@@ -72,6 +72,183 @@ AdamF32_done:
 	VZEROUPPER
 	RET
 
+// ADAMROW is AdamF32's update of the 8 weights at OFF(DI), OFF(DX), OFF(R8) (p, m, v) from
+// the gradient in G, with the constants of AdamProductF32 (Y8–Y15, flags R9) and P, M, T, V, S
+// as scratch; it ORs the new p's exponent-all-ones lanes into Y7. Every operation and operand
+// order is AdamF32's.
+#define ADAMROW(OFF, G, P, M, T, V, S, NOWD, HAT, STEP) \
+	VMOVUPS OFF(DI), P; \
+	TESTQ $1, R9; \
+	JZ NOWD; \
+	VMULPS P, Y14, M; \
+	VADDPS M, G, G; \
+NOWD: \
+	VMOVUPS OFF(DX), M; \
+	VSUBPS M, G, T; \
+	VMULPS T, Y8, T; \
+	VADDPS T, M, M; \
+	VMOVUPS M, OFF(DX); \
+	VMOVUPS OFF(R8), V; \
+	VMULPS V, Y9, V; \
+	VMULPS G, Y10, S; \
+	VMULPS G, S, S; \
+	VADDPS S, V, V; \
+	VMOVUPS V, OFF(R8); \
+	VSQRTPS V, S; \
+	TESTQ $2, R9; \
+	JNZ HAT; \
+	VDIVPS Y12, S, S; \
+	VADDPS Y13, S, S; \
+	VDIVPS S, M, S; \
+	VMULPS S, Y11, S; \
+	JMP STEP; \
+HAT: \
+	VADDPS Y13, S, S; \
+	VMULPS M, Y11, T; \
+	VDIVPS S, T, S; \
+STEP: \
+	VSUBPS S, P, P; \
+	VMOVUPS P, OFF(DI); \
+	VANDPS Y15, P, S; \
+	VPCMPEQD Y15, S, S; \
+	VPOR S, Y7, Y7
+
+// func AdamProductF32(p, m, v *float32, n, seq int, a *float32, k int, b *float32, ldb int, c *[7]float32, flags int) bool
+TEXT ·AdamProductF32(SB), NOSPLIT, $0-89
+	MOVQ p+0(FP), DI
+	MOVQ m+8(FP), DX
+	MOVQ v+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ seq+32(FP), R10
+	MOVQ a+40(FP), R11
+	MOVQ k+48(FP), R12
+	MOVQ b+56(FP), SI
+	MOVQ ldb+64(FP), R13
+	MOVQ c+72(FP), AX
+	MOVQ flags+80(FP), R9
+	VBROADCASTSS 0(AX), Y8  // 1−β1
+	VBROADCASTSS 4(AX), Y9  // β2
+	VBROADCASTSS 8(AX), Y10 // 1−β2
+	VBROADCASTSS 12(AX), Y11 // step size
+	VBROADCASTSS 16(AX), Y12 // √(1−β2ᵗ)
+	VBROADCASTSS 20(AX), Y13 // ε
+	VBROADCASTSS 24(AX), Y14 // weight decay
+	MOVL $0x7f800000, AX
+	MOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR Y7, Y7, Y7
+AdamProductF32_loop2:
+	// two vectors at a time where both take the same sum: their chains overlap
+	CMPQ CX, $16
+	JLT AdamProductF32_loop
+	CMPQ R10, $8
+	JEQ AdamProductF32_loop
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ SI, R14
+	MOVQ R11, BX
+	MOVQ R12, AX
+	CMPQ R10, $0
+	JLE AdamProductF32_two2
+	// g = Σ a[q]·B[q, j:j+8], one FMA a term from zero, q in order (Kern4x24, Kern1x8)
+AdamProductF32_g2:
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS (R14), Y6, Y0
+	VFMADD231PS 32(R14), Y6, Y1
+	ADDQ R13, R14
+	ADDQ $4, BX
+	DECQ AX
+	JNE AdamProductF32_g2
+	JMP AdamProductF32_have2
+AdamProductF32_two2:
+	// as Kern4x8: even terms and odd terms in two sums (the last of an odd k with the even
+	// ones), then their sum
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	SHRQ $1, AX
+	JEQ AdamProductF32_odd2
+AdamProductF32_pair2:
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS (R14), Y6, Y0
+	VFMADD231PS 32(R14), Y6, Y1
+	VBROADCASTSS 4(BX), Y5
+	VFMADD231PS (R14)(R13*1), Y5, Y3
+	VFMADD231PS 32(R14)(R13*1), Y5, Y4
+	LEAQ (R14)(R13*2), R14
+	ADDQ $8, BX
+	DECQ AX
+	JNE AdamProductF32_pair2
+AdamProductF32_odd2:
+	TESTQ $1, R12
+	JEQ AdamProductF32_sum2
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS (R14), Y6, Y0
+	VFMADD231PS 32(R14), Y6, Y1
+AdamProductF32_sum2:
+	VADDPS Y3, Y0, Y0
+	VADDPS Y4, Y1, Y1
+AdamProductF32_have2:
+	ADAMROW(0, Y0, Y2, Y3, Y4, Y5, Y6, AdamProductF32_nowd2a, AdamProductF32_hat2a, AdamProductF32_step2a)
+	ADAMROW(32, Y1, Y2, Y3, Y4, Y5, Y6, AdamProductF32_nowd2b, AdamProductF32_hat2b, AdamProductF32_step2b)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, R8
+	SUBQ $16, CX
+	SUBQ $16, R10
+	JMP AdamProductF32_loop2
+AdamProductF32_loop:
+	CMPQ CX, $8
+	JLT AdamProductF32_done
+	VXORPS Y0, Y0, Y0
+	MOVQ SI, R14
+	MOVQ R11, BX
+	MOVQ R12, AX
+	CMPQ R10, $0
+	JLE AdamProductF32_two
+AdamProductF32_g:
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS (R14), Y6, Y0
+	ADDQ R13, R14
+	ADDQ $4, BX
+	DECQ AX
+	JNE AdamProductF32_g
+	JMP AdamProductF32_have
+AdamProductF32_two:
+	VXORPS Y3, Y3, Y3
+	SHRQ $1, AX
+	JEQ AdamProductF32_odd
+AdamProductF32_pair:
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS (R14), Y6, Y0
+	VBROADCASTSS 4(BX), Y5
+	VFMADD231PS (R14)(R13*1), Y5, Y3
+	LEAQ (R14)(R13*2), R14
+	ADDQ $8, BX
+	DECQ AX
+	JNE AdamProductF32_pair
+AdamProductF32_odd:
+	TESTQ $1, R12
+	JEQ AdamProductF32_sum
+	VBROADCASTSS (BX), Y6
+	VFMADD231PS (R14), Y6, Y0
+AdamProductF32_sum:
+	VADDPS Y3, Y0, Y0
+AdamProductF32_have:
+	ADAMROW(0, Y0, Y1, Y2, Y3, Y4, Y5, AdamProductF32_nowd, AdamProductF32_hat, AdamProductF32_step)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	SUBQ $8, CX
+	SUBQ $8, R10
+	JMP AdamProductF32_loop2
+AdamProductF32_done:
+	VPTEST Y7, Y7
+	SETNE ret+88(FP)
+	VZEROUPPER
+	RET
+
 // func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd, hat int) bool
 TEXT ·AdamF64(SB), NOSPLIT, $0-65
 	MOVQ p+0(FP), DI

@@ -23,6 +23,9 @@ func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float3
 }
 
 func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool { panic("vec: no kernels") }
+func AdamProductF32(p, m, v *float32, n, seq int, a *float32, k int, b *float32, ldb int, c *[7]float32, flags int) bool {
+	panic("vec: no kernels")
+}
 func AdamF64(p, gr, m, v *float64, n int, c *[7]float64, wd, hat int) bool { panic("vec: no kernels") }
 func AdamZeroStepsF32(p, m, v *float32, n int, c *float32, k, stride int, still, cvs, qmin float32) bool {
 	panic("vec: no kernels")
