@@ -12,3 +12,6 @@ const gemmThreadsItself = true
 // blasIsFast: gonum's float32 kernels are scalar, so float32 products always use this
 // package's kernels where the CPU has them.
 const blasIsFast = false
+
+// blasCore is OpenBLAS's name for the kernels it chose (openblas_get_corename); "" here.
+var blasCore string

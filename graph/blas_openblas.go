@@ -5,6 +5,7 @@ package graph
 // #cgo LDFLAGS: -lopenblas
 // void openblas_set_num_threads(int);
 // int openblas_get_num_threads(void);
+// char* openblas_get_corename(void);
 import "C"
 
 import (
@@ -25,6 +26,7 @@ import (
 // split over images.
 func init() {
 	C.openblas_set_num_threads(1)
+	blasCore = C.GoString(C.openblas_get_corename())
 	blas64.Use(netlib.Implementation{})
 	blas32.Use(netlib.Implementation{})
 	G.Use(netlib.Implementation{})
@@ -37,3 +39,7 @@ const BLAS = "openblas"
 const gemmThreadsItself = false
 
 const blasIsFast = true
+
+// blasCore is OpenBLAS's name for the kernels it chose for this CPU (openblas_get_corename),
+// set at start-up.
+var blasCore string

@@ -173,6 +173,9 @@ func gemmLD[T Float](ta, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, b
 		if useSgemmKernels(tb, m, n, k) && sgemm(ta, tb, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), cc, ldc) {
 			return
 		}
+		if m == 4 && tb && !ta && beta == 0 && gemmZenNT(n, k, any(a).([]float32), lda, any(b).([]float32), ldb, cc, ldc) {
+			return
+		}
 	case []float64:
 		if useDgemmKernels() && kern.DGemm(ta, tb, m, n, k, any(a).([]float64), lda, any(b).([]float64), ldb, float64(beta), cc, ldc) {
 			return
