@@ -81,3 +81,30 @@ func TestZenPanels(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGemmZenNT times dY·Wᵀ for a batch of four (W 1,024 × 1,024) through OpenBLAS and
+// through gemmZenNT.
+func BenchmarkGemmZenNT(b *testing.B) {
+	if !zenOrder() {
+		b.Skipf("OpenBLAS chose its %q kernels", blasCore)
+	}
+	const n, k = 1024, 1024
+	rng := rand.New(rand.NewPCG(1, 2))
+	a, w, c := make([]float32, 4*k), make([]float32, n*k), make([]float32, 4*n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	b.Run("openblas", func(b *testing.B) {
+		for range b.N {
+			gemmBLAS(false, true, 4, n, k, a, k, w, k, 0, c, n)
+		}
+	})
+	b.Run("zen", func(b *testing.B) {
+		for range b.N {
+			gemmZenNT(n, k, a, k, w, k, c, n)
+		}
+	})
+}
