@@ -19,22 +19,7 @@ func TestGemmZenNT(t *testing.T) {
 		t.Skipf("OpenBLAS chose its %q kernels; gemmZenNT reproduces only Zen's", blasCore)
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	draw := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			switch rng.IntN(12) {
-			case 0:
-				x[i] = 0
-			case 1:
-				x[i] = float32(math.Copysign(0, -1))
-			case 2:
-				x[i] = float32(rng.NormFloat64() * 1e-40)
-			default:
-				x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(24)-12)))
-			}
-		}
-		return x
-	}
+	draw := func(n int) []float32 { return someFloat32s(rng, n) }
 	ns := []int{1, 8, 15, 16, 17, 24, 32, 40, 64, 100, 104, 120, 128, 200, 256, 512, 1000, 1016, 1024}
 	ks := []int{8, 16, 64, 128, 256, 512, 1024, 2048, 1040, 704, 656}
 	for _, n := range ns {

@@ -11,27 +11,29 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// productCase fills a k×r and b k×c with values spanning many binades, signed zeros and
-// subnormals among them, and p, m and v for an r×c layer.
-func productCase(rng *rand.Rand, k, r, c int) (a, b, p, m, v []float32) {
-	draw := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			switch rng.IntN(16) {
-			case 0:
-				x[i] = 0
-			case 1:
-				x[i] = float32(math.Copysign(0, -1))
-			case 2:
-				x[i] = float32(rng.NormFloat64()) * 1e-39 // subnormal
-			default:
-				x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(20)-10)))
-			}
+// someFloat32s draws n values spanning many binades, with zeros of both signs and subnormals
+// among them.
+func someFloat32s(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch rng.IntN(16) {
+		case 0:
+			x[i] = 0
+		case 1:
+			x[i] = float32(math.Copysign(0, -1))
+		case 2:
+			x[i] = float32(rng.NormFloat64()) * 1e-39 // subnormal
+		default:
+			x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(20)-10)))
 		}
-		return x
 	}
-	a, b, p, m = draw(k*r), draw(k*c), draw(r*c), draw(r*c)
-	v = draw(r * c)
+	return x
+}
+
+// productCase fills a k×r and b k×c (someFloat32s), and p, m and v for an r×c layer.
+func productCase(rng *rand.Rand, k, r, c int) (a, b, p, m, v []float32) {
+	a, b, p, m = someFloat32s(rng, k*r), someFloat32s(rng, k*c), someFloat32s(rng, r*c), someFloat32s(rng, r*c)
+	v = someFloat32s(rng, r*c)
 	for i := range v {
 		v[i] = v[i] * v[i]
 	}

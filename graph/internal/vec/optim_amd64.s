@@ -1,5 +1,21 @@
 #include "textflag.h"
 
+// ADAMCONSTS broadcasts AdamF32's constants c (at AX) into Y8–Y14 (1−β1, β2, 1−β2, the step
+// size, √(1−β2ᵗ), ε, weight decay), the float32 exponent mask into Y15, and clears Y7, where
+// the non-finite lanes of the new weights gather; it clobbers AX.
+#define ADAMCONSTS \
+	VBROADCASTSS 0(AX), Y8; \
+	VBROADCASTSS 4(AX), Y9; \
+	VBROADCASTSS 8(AX), Y10; \
+	VBROADCASTSS 12(AX), Y11; \
+	VBROADCASTSS 16(AX), Y12; \
+	VBROADCASTSS 20(AX), Y13; \
+	VBROADCASTSS 24(AX), Y14; \
+	MOVL $0x7f800000, AX; \
+	MOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+	VPXOR Y7, Y7, Y7
+
 // func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool
 TEXT ·AdamF32(SB), NOSPLIT, $0-65
 	MOVQ p+0(FP), DI
@@ -10,17 +26,7 @@ TEXT ·AdamF32(SB), NOSPLIT, $0-65
 	MOVQ c+40(FP), AX
 	MOVQ wd+48(FP), R9
 	MOVQ hat+56(FP), R10
-	VBROADCASTSS 0(AX), Y8  // 1−β1
-	VBROADCASTSS 4(AX), Y9  // β2
-	VBROADCASTSS 8(AX), Y10 // 1−β2
-	VBROADCASTSS 12(AX), Y11 // step size
-	VBROADCASTSS 16(AX), Y12 // √(1−β2ᵗ)
-	VBROADCASTSS 20(AX), Y13 // ε
-	VBROADCASTSS 24(AX), Y14 // weight decay
-	MOVL $0x7f800000, AX
-	MOVD AX, X15
-	VPBROADCASTD X15, Y15
-	VPXOR Y7, Y7, Y7
+	ADAMCONSTS
 AdamF32_loop:
 	CMPQ CX, $8
 	JLT AdamF32_done
@@ -126,17 +132,7 @@ TEXT ·AdamProductF32(SB), NOSPLIT, $0-89
 	MOVQ ldb+64(FP), R13
 	MOVQ c+72(FP), AX
 	MOVQ flags+80(FP), R9
-	VBROADCASTSS 0(AX), Y8  // 1−β1
-	VBROADCASTSS 4(AX), Y9  // β2
-	VBROADCASTSS 8(AX), Y10 // 1−β2
-	VBROADCASTSS 12(AX), Y11 // step size
-	VBROADCASTSS 16(AX), Y12 // √(1−β2ᵗ)
-	VBROADCASTSS 20(AX), Y13 // ε
-	VBROADCASTSS 24(AX), Y14 // weight decay
-	MOVL $0x7f800000, AX
-	MOVD AX, X15
-	VPBROADCASTD X15, Y15
-	VPXOR Y7, Y7, Y7
+	ADAMCONSTS
 AdamProductF32_loop2:
 	// two vectors at a time where both take the same sum: their chains overlap
 	CMPQ CX, $16
