@@ -346,12 +346,15 @@ var (
 
 // inChunks calls f on [0, n) (n ≥ 2·optimGrain) in pieces of optimGrain elements, on several
 // cores, and reports whether any call returned true.
-func inChunks(n int, f func(a, b int) bool) (any bool) {
-	chunks := (n + optimGrain - 1) / optimGrain
+func inChunks(n int, f func(a, b int) bool) bool { return inChunksOf(n, optimGrain, f) }
+
+// inChunksOf is inChunks in chunks of grain.
+func inChunksOf(n, grain int, f func(a, b int) bool) (any bool) {
+	chunks := (n + grain - 1) / grain
 	flags := make([]bool, chunks)
 	parallelFor(chunks, 1, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			flags[k] = f(k*optimGrain, min(n, (k+1)*optimGrain))
+			flags[k] = f(k*grain, min(n, (k+1)*grain))
 		}
 	})
 	for _, f := range flags {

@@ -13,9 +13,9 @@ import (
 // weight gradient Xᵀ·dY (k rows each, k the batch) is written to memory as large as the
 // weights, and the optimizer reads it back next to the weights and their moments. A Program
 // may leave such a product uncomputed (DeferProduct) and hand its operands on
-// (DeferredProduct), and AdamUpdateProduct computes it a few rows at a time into a buffer that
-// stays in the cache, updating those rows from it, to the bits of the product the Program
-// would have computed followed by AdamUpdate.
+// (DeferredProduct), and AdamUpdateProduct computes it a row at a time in registers (or, for
+// narrow rows, a block of rows in a buffer that stays in the cache) within the update, to the
+// bits of the product the Program would have computed followed by AdamUpdate.
 
 // productMaxK is the deepest product a Program leaves to its optimizer: beyond a few rows of
 // batch the product's arithmetic, which the blocked kernels do with fewer loads, outweighs
@@ -139,8 +139,9 @@ func (p *Program) demandProduct(i int) (err error) {
 
 // AdamUpdateProduct is AdamUpdate with the gradient given as the product Aᵀ·B that a Program
 // left uncomputed (DeferredProduct): a is k×r and b k×c, row-major, for r·c = len(p) weights.
-// It computes the gradient a block of rows at a time into a buffer that stays in the cache and
-// updates those rows from it. Where the Program deferred the product (float32, k ≤ 16, this
+// It computes the gradient a row at a time in registers (rows of at least productRowMin, a
+// multiple of 8), or a block of rows at a time into a buffer that stays in the cache, and
+// updates those rows from it. Where the Program deferred the product (float32, k ≤ 8, this
 // package's kernels) each gradient entry is the Program's sum, in its order — the kernels sum
 // an element's k products in order whichever rows a call computes — so the update is
 // AdamUpdate's after the Program's product, to the bit. Elsewhere it is a correct Adam step
@@ -193,15 +194,7 @@ func productRows(rows, size int, span func(r0, r1 int) bool) bool {
 	if size < 2*optimGrain {
 		return span(0, rows)
 	}
-	per := max(4, optimGrain/(size/rows)&^3) // rows of a chunk
-	chunks := (rows + per - 1) / per
-	flags := make([]bool, chunks)
-	parallelFor(chunks, 1, func(lo, hi int) {
-		for q := lo; q < hi; q++ {
-			flags[q] = span(q*per, min(rows, (q+1)*per))
-		}
-	})
-	return slices.Contains(flags, true)
+	return inChunksOf(rows, max(4, optimGrain/(size/rows)&^3), span)
 }
 
 // adamProductRows is AdamUpdateProduct's vector path on rows [r0, r1): vec.AdamProductF32

@@ -144,17 +144,15 @@ type ProductTeller interface {
 
 var _ ProductTeller = (*Adam)(nil)
 
-// productsOf checks prods (nil, or one per gradient, as TellProducts gave them) against the
-// step's parameters, rows and proved flags, and returns each Product's operands as []T and its
-// depth k (nil where a gradient is given as usual).
-func productsOf[T graph.Float](params []*tensor.Dense, rows [][]int32, proved []bool, prods []Product) ([]productOperands[T], error) {
+// checkProducts checks prods (nil, or one per gradient, as TellProducts gave them) against
+// the step's parameters, rows and proved flags, before the step changes anything.
+func checkProducts[T graph.Float](params []*tensor.Dense, rows [][]int32, proved []bool, prods []Product) error {
 	if prods == nil {
-		return nil, nil
+		return nil
 	}
 	if len(prods) != len(params) {
-		return nil, fmt.Errorf("samplers: TellProducts gave %d products for %d gradients", len(prods), len(params))
+		return fmt.Errorf("samplers: TellProducts gave %d products for %d gradients", len(prods), len(params))
 	}
-	out := make([]productOperands[T], len(prods))
 	for i, pr := range prods {
 		if pr.A == nil && pr.B == nil {
 			continue
@@ -162,31 +160,27 @@ func productsOf[T graph.Float](params []*tensor.Dense, rows [][]int32, proved []
 		as, bs, ps := shapeOf(pr.A), shapeOf(pr.B), params[i].Shape()
 		switch {
 		case pr.A == nil || pr.B == nil:
-			return nil, fmt.Errorf("samplers: the product for gradient %d lacks an operand", i)
+			return fmt.Errorf("samplers: the product for gradient %d lacks an operand", i)
 		case proved == nil || !proved[i]:
-			return nil, fmt.Errorf("samplers: gradient %d is given as a product but not proved finite (TellFinite)", i)
+			return fmt.Errorf("samplers: gradient %d is given as a product but not proved finite (TellFinite)", i)
 		case rowsOf(rows, i) != nil:
-			return nil, fmt.Errorf("samplers: gradient %d is given as a product and with nonzero rows", i)
+			return fmt.Errorf("samplers: gradient %d is given as a product and with nonzero rows", i)
 		case len(as) != 2 || len(bs) != 2 || len(ps) != 2 || as[0] != bs[0] || as[1] != ps[0] || bs[1] != ps[1] || as[0] < 1:
-			return nil, fmt.Errorf("samplers: the product for gradient %d has operands of shapes %v and %v; want k×%d and k×%d", i, as, bs, ps[0], ps[1])
+			return fmt.Errorf("samplers: the product for gradient %d has operands of shapes %v and %v; want k×%d and k×%d", i, as, bs, ps[0], ps[1])
 		}
-		a, err := values[T](pr.A)
-		if err != nil {
-			return nil, fmt.Errorf("samplers: the product for gradient %d: %w", i, err)
+		if _, _, err := productOperands[T](pr); err != nil {
+			return fmt.Errorf("samplers: the product for gradient %d: %w", i, err)
 		}
-		b, err := values[T](pr.B)
-		if err != nil {
-			return nil, fmt.Errorf("samplers: the product for gradient %d: %w", i, err)
-		}
-		out[i] = productOperands[T]{a: a, b: b, k: as[0]}
 	}
-	return out, nil
+	return nil
 }
 
-// productOperands are one Product's operands; a is nil for a gradient given as usual.
-type productOperands[T graph.Float] struct {
-	a, b []T
-	k    int
+// productOperands are a checked Product's operands as []T.
+func productOperands[T graph.Float](pr Product) (a, b []T, err error) {
+	if a, err = values[T](pr.A); err == nil {
+		b, err = values[T](pr.B)
+	}
+	return a, b, err
 }
 
 // shapeOf is v's shape, or nil for a nil v.

@@ -232,8 +232,7 @@ func (o *Adam) stepDeferred(params []*tensor.Dense, grads []G.Value, rows [][]in
 }
 
 func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, rows [][]int32, lazy, proved []bool, prods []Product) error {
-	ops, err := productsOf[T](params, rows, proved, prods)
-	if err != nil {
+	if err := checkProducts[T](params, rows, proved, prods); err != nil {
 		return err
 	}
 	if err := fastFiniteGrads[T](params, grads, rows, proved); err != nil {
@@ -257,8 +256,9 @@ func adamStep[T graph.Float](o *Adam, params []*tensor.Dense, grads []G.Value, r
 		// the vector kernel computes exactly the scalar update of the type's doc comment
 		var bad bool
 		switch r := rowsOf(rows, i); {
-		case ops != nil && ops[i].a != nil:
-			bad = graph.AdamUpdateProduct(p, sl[0][i], sl[1][i], ops[i].a, ops[i].b, ops[i].k, c)
+		case prods != nil && prods[i].A != nil:
+			a, b, _ := productOperands[T](prods[i]) // checked above
+			bad = graph.AdamUpdateProduct(p, sl[0][i], sl[1][i], a, b, prods[i].A.Shape()[0], c)
 		case deferred(i):
 			bad = stepOwedRows(o.owes, i, p, g, sl[0][i], sl[1][i], rowWidth(params[i]), r, o.st.steps, c)
 		case r != nil:

@@ -101,6 +101,10 @@ func (p *program) provedFinite() []bool {
 		p.finite = make([]bool, len(p.grads))
 	}
 	for i, g := range p.grads {
+		if p.products && p.prods[i].A != nil { // gradients proved it
+			p.finite[i] = true
+			continue
+		}
 		_, rows := p.prog.NonzeroRows(g)
 		p.finite[i] = !rows && p.prog.Finite(g)
 	}
