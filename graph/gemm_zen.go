@@ -3,7 +3,7 @@ package graph
 import (
 	"sync"
 
-	"github.com/hyperflat/hyperflat/graph/internal/vec"
+	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
 )
 
 // A batch of four rows' backward product dY·Wᵀ (dY 4×k, W n×k) goes to OpenBLAS, which packs
@@ -47,7 +47,9 @@ const zenMinRows = 16
 
 // zenOrder says whether gemmZenNT may stand in for OpenBLAS: under the openblas build, on the
 // kernels it emulates, unless HYPERFLAT_SGEMM=blas asks for the BLAS itself.
-func zenOrder() bool { return blasIsFast && blasCore == "Zen" && haveVec && sgemmMode != "blas" }
+func zenOrder() bool {
+	return blasIsFast && blasCore == "Zen" && haveSgemmKernels && sgemmMode != "blas"
+}
 
 var zenPool = sync.Pool{New: func() any { return new([]float32) }}
 
@@ -77,7 +79,7 @@ func gemmZenNT(n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 	clear(t)
 	p0 := 0
 	for _, kb := range panels {
-		vec.ZenDotRowsF32(&b[p0], ldb*4, n, &dyt[p0*4], kb, &t[0])
+		kern.ZenDotRows4(&b[p0], ldb*4, n, &dyt[p0*4], kb, &t[0])
 		p0 += kb
 	}
 	for r := range 4 {

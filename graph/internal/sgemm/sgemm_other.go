@@ -14,3 +14,9 @@ func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 func DGemm(ta, tb bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) bool {
 	return false
 }
+
+// ZenDotRows4 panics: there are no kernels on this architecture (graph.gemmZenNT, its only
+// caller, declines where Available is false).
+func ZenDotRows4(w *float32, ldw, rows int, dyt *float32, kb int, t *float32) {
+	panic("sgemm: no kernels")
+}

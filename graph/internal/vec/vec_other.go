@@ -63,7 +63,3 @@ func FirstNonzeroF32(x *float32, n int) int { panic("vec: no kernels") }
 func FirstNonzeroF64(x *float64, n int) int { panic("vec: no kernels") }
 func CountNonzeroF32(x *float32, n int) int { panic("vec: no kernels") }
 func CountNonzeroF64(x *float64, n int) int { panic("vec: no kernels") }
-
-func ZenDotRowsF32(w *float32, ldw, rows int, dyt *float32, kb int, t *float32) {
-	panic("vec: no kernels")
-}

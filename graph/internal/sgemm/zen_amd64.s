@@ -1,0 +1,70 @@
+#include "textflag.h"
+
+// ZenDotRows4 (zen_amd64.go): four rows of w at a time, the even and the odd terms of each of
+// their four sums in two xmm chains (eight chains in all), as OpenBLAS's Zen kernel keeps them.
+
+// func ZenDotRows4(w *float32, ldw, rows int, dyt *float32, kb int, t *float32)
+TEXT ·ZenDotRows4(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ ldw+8(FP), BX
+	MOVQ rows+16(FP), DX
+	MOVQ dyt+24(FP), R10
+	MOVQ kb+32(FP), R11
+	MOVQ t+40(FP), R8
+	LEAQ (BX)(BX*2), R9
+	SHRQ $1, R11
+ZenDotRows4_four:
+	CMPQ DX, $4
+	JLT ZenDotRows4_done
+	VXORPS X0, X0, X0
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	VXORPS X4, X4, X4
+	VXORPS X5, X5, X5
+	VXORPS X6, X6, X6
+	VXORPS X7, X7, X7
+	MOVQ SI, AX
+	MOVQ R10, DI
+	MOVQ R11, CX
+ZenDotRows4_pair4:
+	VMOVUPS (DI), X8
+	VMOVUPS 16(DI), X9
+	VBROADCASTSS (AX), X10
+	VFMADD231PS X8, X10, X0
+	VBROADCASTSS 4(AX), X11
+	VFMADD231PS X9, X11, X1
+	VBROADCASTSS (AX)(BX*1), X12
+	VFMADD231PS X8, X12, X2
+	VBROADCASTSS 4(AX)(BX*1), X13
+	VFMADD231PS X9, X13, X3
+	VBROADCASTSS (AX)(BX*2), X10
+	VFMADD231PS X8, X10, X4
+	VBROADCASTSS 4(AX)(BX*2), X11
+	VFMADD231PS X9, X11, X5
+	VBROADCASTSS (AX)(R9*1), X12
+	VFMADD231PS X8, X12, X6
+	VBROADCASTSS 4(AX)(R9*1), X13
+	VFMADD231PS X9, X13, X7
+	ADDQ $8, AX
+	ADDQ $32, DI
+	DECQ CX
+	JNE ZenDotRows4_pair4
+	VADDPS X1, X0, X0
+	VADDPS X3, X2, X2
+	VADDPS X5, X4, X4
+	VADDPS X7, X6, X6
+	VADDPS (R8), X0, X0
+	VADDPS 16(R8), X2, X2
+	VADDPS 32(R8), X4, X4
+	VADDPS 48(R8), X6, X6
+	VMOVUPS X0, (R8)
+	VMOVUPS X2, 16(R8)
+	VMOVUPS X4, 32(R8)
+	VMOVUPS X6, 48(R8)
+	LEAQ (SI)(BX*4), SI
+	ADDQ $64, R8
+	SUBQ $4, DX
+	JMP ZenDotRows4_four
+ZenDotRows4_done:
+	RET
