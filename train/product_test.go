@@ -79,3 +79,88 @@ func TestFitProducts(t *testing.T) {
 		}
 	}
 }
+
+// TestFitUnprovedProduct: a weight gradient the Program left uncomputed but cannot prove finite
+// from its operands (graph.Program.Finite) is computed by the Program and handed over as any
+// other, not as a product. Each batch has two rows of each of two kinds: x = 1 of class 0, on
+// which the net's first hidden layer outputs h (2⁶²) and whose logits' gradient is zero (softmax
+// puts all on class 0), and x = 2⁻⁶⁰ of class 1, on which it outputs h·2⁻⁶⁰ and the second
+// layer's gradient is 2⁶³. So the 512×512 layer's operands, its inputs and their gradients,
+// bound its gradient's sums at 2·4·h·2⁶³ = 2¹²⁸, past what Finite accepts, while the sums
+// themselves are 2⁶⁶ (Adam's moments of them finite) and the loss 2¹⁴; a learning rate of
+// 2⁻⁸⁰ keeps the net so through the fit. With h = 2⁶⁰ the bound holds and every step hands the
+// product over, so that the scale alone decides.
+func TestFitUnprovedProduct(t *testing.T) {
+	const n, batch = 8, 4
+	cfg := Config{Epochs: 2, BatchSize: batch, Seed: 4, Sequential: true}
+	for _, tc := range []struct {
+		log2H    int // log2 of the first hidden layer's outputs on x = 1
+		products int // products handed over in the fit
+	}{{62, 0}, {60, 2 * n / batch}} {
+		ds := &datasets.Dataset{Name: "two rows", N: n, D: 24, Shape: []int{24}, X: make([]float64, n*24), Y: make([]int, n)}
+		for r := range n {
+			x := 1.0
+			if r%2 == 1 {
+				x, ds.Y[r] = 0x1p-60, 1+r%4/3 // classes 1 and 2 (three logits)
+			}
+			for j := range 24 {
+				ds.X[r*24+j] = x
+			}
+		}
+		fit := func(opt samplers.Optimizer) ([]float64, *History) {
+			net, err := layers.NewNet(tensor.Float32, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 24, Hidden: []int{512, 512}, Out: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := math.Ldexp(1, tc.log2H)
+			for _, p := range net.Params() {
+				w := p.Value.Data().([]float32)
+				clear(w) // biases 0
+				switch s := p.Value.Shape(); {
+				case s.Eq(tensor.Shape{24, 512}):
+					fill(w, h/24)
+				case s.Eq(tensor.Shape{512, 512}):
+					fill(w, 1/(512*h)) // the second hidden layer outputs 1 on x = 1
+				case s.Eq(tensor.Shape{512, 3}):
+					for i := 0; i < len(w); i += 3 {
+						w[i] = 0x1p65 // class 0's logit; dh₂ = 2⁶⁵/batch on class 1 and 2 rows
+					}
+				}
+			}
+			hist, err := Fit(context.Background(), m, opt, ds, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return weights(m), hist
+		}
+		counted := &countProducts{Adam: samplers.NewKerasAdam(0x1p-80)}
+		got, hGot := fit(counted)
+		want, hWant := fit(noRows{samplers.NewKerasAdam(0x1p-80)})
+		if counted.products != tc.products {
+			t.Fatalf("h = 2^%d: %d products handed over, want %d", tc.log2H, counted.products, tc.products)
+		}
+		for _, e := range hGot.Epochs {
+			if e.Loss == 0 || math.IsInf(e.Loss, 0) || math.IsNaN(e.Loss) {
+				t.Fatalf("h = 2^%d: the fit's loss is %v: the test's premise fails", tc.log2H, e.Loss)
+			}
+		}
+		if fmt.Sprint(hGot) != fmt.Sprint(hWant) {
+			t.Fatalf("h = 2^%d: history %v, %v without products", tc.log2H, hGot, hWant)
+		}
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("h = 2^%d: weight %d is %v, %v without products", tc.log2H, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func fill(w []float32, x float64) {
+	for i := range w {
+		w[i] = float32(x)
+	}
+}
