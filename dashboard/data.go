@@ -29,6 +29,7 @@ type runView struct {
 	Failed      int       `json:"failed"`
 	Running     int       `json:"running"`
 	Pending     int       `json:"pending"`
+	Retired     int       `json:"retired"`
 	Wall        string    `json:"wall"`
 	CellSeconds float64   `json:"cell_seconds"`
 	Created     time.Time `json:"created"`
@@ -39,7 +40,7 @@ type runView struct {
 
 func (s *Server) view(r store.Run) runView {
 	v := runView{ID: r.ID, Experiment: r.Experiment, Status: r.Status(), Cells: r.Cells, Done: r.Done,
-		Failed: r.Failed, Running: r.Running, Pending: r.Cells - r.Done - r.Failed - r.Running,
+		Failed: r.Failed, Running: r.Running, Pending: r.Left() - r.Running, Retired: r.Retired,
 		CellSeconds: r.CellSeconds, Created: r.Created, Started: r.Started, Finished: r.Finished, HasResult: r.HasResult}
 	if !r.Started.IsZero() && !r.Finished.IsZero() {
 		v.Wall = r.Finished.Sub(r.Started).Round(time.Second).String()

@@ -50,11 +50,13 @@ type Runner struct {
 
 // Mode says how Runner.Start treats a run already in the store.
 type Mode struct {
-	// Resume continues the latest run with the same identity (retrying its failed cells)
-	// instead of starting a new one; without a matching run it starts one.
+	// Resume continues the latest run with the same identity (retrying its failed cells, and
+	// reopening it if it was retired: store.Store.Retire) instead of starting a new one;
+	// without a matching run it starts one.
 	Resume bool
 	// Shard and Shards restrict this process to the cells whose index is Shard mod Shards
-	// (a Kubernetes Indexed Job or a Slurm array); sharded processes always resume.
+	// (a Kubernetes Indexed Job or a Slurm array); sharded processes always resume, except a
+	// retired run, which is an error unless Resume is set too.
 	Shard, Shards int
 	// Submit only records the run and its cells, for workers to compute.
 	Submit bool
@@ -187,7 +189,7 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	computed, err := r.serve(ctx, pc, claim, inner, false, func(ctx context.Context) (bool, error) {
 		if mode.Shards == 0 { // counts suffice; Cells would read every output
 			rr, err := r.Store.GetRun(ctx, run.ID)
-			return rr.Done+rr.Failed < rr.Cells, err
+			return rr.Left() > 0, err
 		}
 		cells, err := r.Store.Cells(ctx, run.ID)
 		if err != nil {
@@ -209,6 +211,9 @@ func (r *Runner) Start(ctx context.Context, e Experiment, opt Options, mode Mode
 	}
 	if err := failedCells(ctx, r.Store, st.Run); err != nil {
 		return st, err
+	}
+	if st.Run.Retired > 0 {
+		return st, fmt.Errorf("run %d was retired while this process served it: %d of its %d cells done", run.ID, st.Run.Done, st.Run.Cells)
 	}
 	if st.Run.Done < st.Run.Cells {
 		return st, nil // other shards are still at work
@@ -254,8 +259,14 @@ func (r *Runner) openRun(ctx context.Context, e Experiment, opt Options, p *Plan
 	if err := r.checkCells(ctx, run.ID, p); err != nil {
 		return run, err
 	}
+	if run.Retired > 0 && !mode.Resume {
+		return run, fmt.Errorf("run %d is retired (%d of its cells were taken out of the work): --resume reopens it", run.ID, run.Retired)
+	}
 	if mode.Resume {
 		if _, err := r.Store.Retry(ctx, run.ID); err != nil {
+			return run, err
+		}
+		if _, err := r.Store.Reopen(ctx, run.ID); err != nil { // resuming a run asks for its cells
 			return run, err
 		}
 		if err := r.releaseOrphans(ctx, run.ID); err != nil {
@@ -527,7 +538,7 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 		left := 0
 		for _, rr := range stored {
 			if inScope(rr.ID) {
-				left += rr.Cells - rr.Done - rr.Failed
+				left += rr.Left()
 			}
 		}
 		r.Monitor.Begin(left, 0, "", false)
@@ -541,7 +552,7 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 			return false, err
 		}
 		for _, rr := range stored {
-			if inScope(rr.ID) && rr.Done+rr.Failed < rr.Cells {
+			if inScope(rr.ID) && rr.Left() > 0 {
 				return true, nil
 			}
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -382,6 +383,69 @@ func (s *Store) Retry(ctx context.Context, run int64) (int, error) {
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: retry run %d: %w", run, err)
+	}
+	return int(n), nil
+}
+
+// Retire takes the run's unfinished cells out of the work, for a run that is superseded or
+// abandoned: its pending cells, and its running ones whose lease has expired, become Retired,
+// which Claim never gives out, so that workers (those serving every run included) pass it by.
+// Its done and failed cells, and the progress unfinished ones recorded (SaveProgress), stay.
+// It returns how many cells it retired. A cell still leased to a worker is an error wrapping
+// ErrLeased, and nothing changes: stop that worker, or wait for its lease to expire. Reopen
+// undoes it.
+func (s *Store) Retire(ctx context.Context, run int64) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		// Retire first, then look for a live lease, so that a cell claimed in between is seen.
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'retired', lease_until = NULL
+WHERE run_id = $1 AND (status = 'pending' OR (status = 'running' AND lease_until < `+s.d.now+`))`, run)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		var key, worker string
+		err = tx.QueryRowContext(ctx, `SELECT cell_key, worker FROM cells WHERE run_id = $1 AND status = 'running'
+ORDER BY idx LIMIT 1`, run).Scan(&key, &worker)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%w: cell %s is held by %s (stop that worker, or wait for its lease to expire)", ErrLeased, key, worker)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		case n == 0:
+			if ok, err := s.runExists(ctx, tx, run); err != nil || !ok {
+				return cmp.Or(err, ErrNotFound)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: retire run %d: %w", run, err)
+	}
+	return int(n), nil
+}
+
+// Reopen puts the run's retired cells back to pending, each to go on from the progress it
+// recorded, and returns how many there were.
+func (s *Store) Reopen(ctx context.Context, run int64) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'pending' WHERE run_id = $1 AND status = 'retired'`, run)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		if ok, err := s.runExists(ctx, tx, run); err != nil || !ok {
+			return cmp.Or(err, ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: reopen run %d: %w", run, err)
 	}
 	return int(n), nil
 }

@@ -136,6 +136,10 @@ type ImportStats struct {
 	// Resumable counts the unfinished cells that gained the export's saved progress (a cell
 	// that has progress of its own keeps it).
 	Resumable int
+	// Retired counts the cells retired in the export (Store.Retire) and so here: only in a run
+	// the import created, so that a retired run stays retired through an export and an import
+	// while the cells of a run this store computes stay in the work.
+	Retired int
 }
 
 // ImportRun reads an export (ExportRun's text, or the same gzip-compressed) into the store. A
@@ -143,6 +147,7 @@ type ImportStats struct {
 // it has gains the outcomes of the exported cells that are done or failed where its own are
 // still pending, so that several exports of one run (or an export and a run in progress) merge,
 // and the progress an exported cell saved where the store's cell is unfinished and has none.
+// A run the import creates keeps the export's retired cells retired (ImportStats.Retired).
 // The plans must agree: a cell whose key, seed or configuration differs from the store's is an
 // error, and nothing is written.
 func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error) {
@@ -240,6 +245,17 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 				st.Filled++
 			} else {
 				st.Kept++
+			}
+		}
+		if st.Created {
+			for _, c := range cells {
+				if c.Status != Retired {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'retired' WHERE run_id = $1 AND idx = $2`, run.ID, c.Index); err != nil {
+					return err
+				}
+				st.Retired++
 			}
 		}
 		return importProgress(ctx, tx, run.ID, cells, &st)
@@ -385,7 +401,7 @@ func readExport(r io.Reader) (exportHeader, []exportCell, error) {
 			return h, nil, fmt.Errorf("cell %q: seed %q: %w", c.Key, c.Seed, err)
 		}
 		switch c.Status {
-		case Pending, Done, Failed:
+		case Pending, Done, Failed, Retired:
 		default:
 			return h, nil, fmt.Errorf("cell %q: status %q", c.Key, c.Status)
 		}

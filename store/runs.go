@@ -31,12 +31,14 @@ type RunSpec struct {
 type Status string
 
 // The states of a cell. A cell is Pending until claimed, Running while leased (also after the
-// lease expired, until it is claimed again), and Done or Failed when its worker said so.
+// lease expired, until it is claimed again), and Done or Failed when its worker said so; Retired
+// when its run was retired before it ended (Store.Retire), which no claim takes.
 const (
 	Pending Status = "pending"
 	Running Status = "running"
 	Done    Status = "done"
 	Failed  Status = "failed"
+	Retired Status = "retired"
 )
 
 // Run is a run with a summary of its cells.
@@ -46,9 +48,9 @@ type Run struct {
 	Experiment string
 	Options    json.RawMessage
 	Created    time.Time
-	// Cell counts: all, done, failed, and running (status running, whether or not the lease
-	// has expired).
-	Cells, Done, Failed, Running int
+	// Cell counts: all, done, failed, running (status running, whether or not the lease has
+	// expired) and retired.
+	Cells, Done, Failed, Running, Retired int
 	// Started is the first claim of any cell, Finished the last completion or failure (zero if
 	// none).
 	Started, Finished time.Time
@@ -62,11 +64,14 @@ type Run struct {
 // assembled result is stored), failed (every cell ended, some failed), unassembled (every
 // cell done, but no process has assembled the result yet: a run imported from exports, or one
 // whose last worker stopped; hyperflat report reads it as it is, run --resume assembles it),
-// pending (nothing claimed or done) or running.
+// retired (its unfinished cells were taken out of the work: Store.Retire), pending (nothing
+// claimed or done) or running.
 func (r Run) Status() string {
 	switch {
 	case r.HasResult:
 		return "finished"
+	case r.Retired > 0 && r.Done+r.Failed+r.Retired == r.Cells:
+		return "retired"
 	case r.Failed > 0 && r.Done+r.Failed == r.Cells:
 		return "failed"
 	case r.Cells > 0 && r.Done == r.Cells:
@@ -76,6 +81,9 @@ func (r Run) Status() string {
 	}
 	return "running"
 }
+
+// Left is how many of the run's cells are still to compute: pending or running.
+func (r Run) Left() int { return r.Cells - r.Done - r.Failed - r.Retired }
 
 // insertBatch is how many cells one INSERT statement carries (6 parameters each).
 const insertBatch = 500
@@ -147,6 +155,7 @@ const runSelect = `SELECT r.id, r.identity, r.experiment, r.options, r.created,
 	COALESCE(SUM(CASE WHEN c.status = 'done' THEN 1 ELSE 0 END), 0),
 	COALESCE(SUM(CASE WHEN c.status = 'failed' THEN 1 ELSE 0 END), 0),
 	COALESCE(SUM(CASE WHEN c.status = 'running' THEN 1 ELSE 0 END), 0),
+	COALESCE(SUM(CASE WHEN c.status = 'retired' THEN 1 ELSE 0 END), 0),
 	MIN(c.first_claimed),
 	MAX(c.finished),
 	COALESCE(SUM(c.seconds), 0)
@@ -171,7 +180,7 @@ func (s *Store) queryRuns(ctx context.Context, where string, args ...any) ([]Run
 			started, finished sql.NullFloat64
 		)
 		err := rows.Scan(&r.ID, &r.Identity, &r.Experiment, &options, &created, &hasResult,
-			&r.Cells, &r.Done, &r.Failed, &r.Running, &started, &finished, &seconds)
+			&r.Cells, &r.Done, &r.Failed, &r.Running, &r.Retired, &started, &finished, &seconds)
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,10 @@ var ErrNotFound = errors.New("store: not found")
 // claimed it after the lease expired, or it was completed, failed or released.
 var ErrLeaseLost = errors.New("store: lease lost")
 
+// ErrLeased is wrapped by errors about a run that cannot be retired because a worker holds one
+// of its cells under a lease that has not expired.
+var ErrLeased = errors.New("store: cell leased to a worker")
+
 // schemaVersion is the version of the schema this package creates and understands. Version 2
 // added cells.progress (Lease.Progress, SaveProgress); Open upgrades a version 1 database in
 // place, and read-only opens read either.

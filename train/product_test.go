@@ -47,37 +47,50 @@ func TestFitProducts(t *testing.T) {
 	ds, val := table(70), table(30)
 	for _, batch := range []int{4, 8} {
 		cfg := Config{Epochs: 3, BatchSize: batch, Seed: 4, Early: &EarlyStopping{Patience: 1, RestoreBest: true}}
-		fit := func(opt samplers.Optimizer) ([]float64, *History) {
-			net, err := layers.NewNet(tensor.Float32, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// the 512×512 layer is the one large enough to be left (graph's productMinSize)
-			m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 24, Hidden: []int{512, 512}, Out: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := Fit(context.Background(), m, opt, ds, val, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return weights(m), h
-		}
-		counted := &countProducts{Adam: samplers.NewKerasAdam(3e-3)}
-		got, hGot := fit(counted)
-		want, hWant := fit(noRows{samplers.NewKerasAdam(3e-3)})
-		if steps := len(hWant.Epochs) * ((70 + batch - 1) / batch); counted.products != steps {
-			t.Fatalf("batch %d: %d products in %d steps", batch, counted.products, steps)
-		}
-		if fmt.Sprint(hGot) != fmt.Sprint(hWant) {
-			t.Fatalf("batch %d: history %v with products, %v without", batch, hGot, hWant)
-		}
-		for i := range want {
-			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-				t.Fatalf("batch %d: weight %d is %v with products, %v without", batch, i, got[i], want[i])
-			}
+		products, h := fitWithProducts(t, fmt.Sprintf("batch %d", batch), ds, val, cfg, 3e-3, nil)
+		if steps := len(h.Epochs) * ((70 + batch - 1) / batch); products != steps {
+			t.Fatalf("batch %d: %d products in %d steps", batch, products, steps)
 		}
 	}
+}
+
+// fitWithProducts fits an MLP 24-512-512-3 (its 512×512 layer the one large enough to be left:
+// graph's productMinSize) with Keras's Adam at learning rate lr twice, the optimizer taking
+// products and not, its weights set by set (nil: as initialized), and fails the test unless
+// both give the same history and weights to the bit; it returns the products handed over and
+// the history.
+func fitWithProducts(t *testing.T, name string, ds, val *datasets.Dataset, cfg Config, lr float64, set func(*layers.Net)) (int, *History) {
+	t.Helper()
+	fit := func(opt samplers.Optimizer) ([]float64, *History) {
+		net, err := layers.NewNet(tensor.Float32, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 24, Hidden: []int{512, 512}, Out: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set != nil {
+			set(net)
+		}
+		h, err := Fit(context.Background(), m, opt, ds, val, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return weights(m), h
+	}
+	counted := &countProducts{Adam: samplers.NewKerasAdam(lr)}
+	got, hGot := fit(counted)
+	want, hWant := fit(noRows{samplers.NewKerasAdam(lr)})
+	if fmt.Sprint(hGot) != fmt.Sprint(hWant) {
+		t.Fatalf("%s: history %v with products, %v without", name, hGot, hWant)
+	}
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s: weight %d is %v with products, %v without", name, i, got[i], want[i])
+		}
+	}
+	return counted.products, hWant
 }
 
 // TestFitUnprovedProduct: a weight gradient the Program left uncomputed but cannot prove finite
@@ -107,15 +120,8 @@ func TestFitUnprovedProduct(t *testing.T) {
 				ds.X[r*24+j] = x
 			}
 		}
-		fit := func(opt samplers.Optimizer) ([]float64, *History) {
-			net, err := layers.NewNet(tensor.Float32, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 24, Hidden: []int{512, 512}, Out: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
+		name := fmt.Sprintf("h = 2^%d", tc.log2H)
+		products, hist := fitWithProducts(t, name, ds, nil, cfg, 0x1p-80, func(net *layers.Net) {
 			h := math.Ldexp(1, tc.log2H)
 			for _, p := range net.Params() {
 				w := p.Value.Data().([]float32)
@@ -131,29 +137,13 @@ func TestFitUnprovedProduct(t *testing.T) {
 					}
 				}
 			}
-			hist, err := Fit(context.Background(), m, opt, ds, nil, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return weights(m), hist
+		})
+		if products != tc.products {
+			t.Fatalf("%s: %d products handed over, want %d", name, products, tc.products)
 		}
-		counted := &countProducts{Adam: samplers.NewKerasAdam(0x1p-80)}
-		got, hGot := fit(counted)
-		want, hWant := fit(noRows{samplers.NewKerasAdam(0x1p-80)})
-		if counted.products != tc.products {
-			t.Fatalf("h = 2^%d: %d products handed over, want %d", tc.log2H, counted.products, tc.products)
-		}
-		for _, e := range hGot.Epochs {
+		for _, e := range hist.Epochs {
 			if e.Loss == 0 || math.IsInf(e.Loss, 0) || math.IsNaN(e.Loss) {
-				t.Fatalf("h = 2^%d: the fit's loss is %v: the test's premise fails", tc.log2H, e.Loss)
-			}
-		}
-		if fmt.Sprint(hGot) != fmt.Sprint(hWant) {
-			t.Fatalf("h = 2^%d: history %v, %v without products", tc.log2H, hGot, hWant)
-		}
-		for i := range want {
-			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-				t.Fatalf("h = 2^%d: weight %d is %v, %v without products", tc.log2H, i, got[i], want[i])
+				t.Fatalf("%s: the fit's loss is %v: the test's premise fails", name, e.Loss)
 			}
 		}
 	}

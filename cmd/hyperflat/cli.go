@@ -49,6 +49,7 @@ func commands() []command {
 		{"run", "run an experiment: hyperflat run NAME [flags]", runExperiment},
 		{"worker", "compute cells of runs in a shared store (PostgreSQL or SQLite)", runWorker},
 		{"runs", "list the runs in a store with their status", runRuns},
+		{"retire", "take runs' unfinished cells out of the work (a superseded run); --undo reopens them", runRetire},
 		{"report", "print a stored run's tables and draw its figures, without recomputing", runReport},
 		{"export", "write a store's runs as text (JSON lines, gzip in a directory) to keep or move them", runExport},
 		{"import", "read exported runs into a store, creating them or filling the cells it lacks", runImport},

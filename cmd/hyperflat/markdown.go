@@ -33,9 +33,11 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 		}
 		switch info.Experiment {
 		case "ahsc":
-			if run != 0 || info.Done == info.Cells {
+			switch {
+			case run != 0 || info.Done == info.Cells:
 				ahscRuns = append(ahscRuns, info)
-			} else {
+			case info.Retired > 0: // taken out of the work (hyperflat retire): not being computed
+			default:
 				p, err := runProgress(ctx, st, info)
 				if err != nil {
 					return reportFail(stderr, err)

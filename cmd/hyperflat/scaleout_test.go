@@ -272,12 +272,11 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	}
 }
 
-// TestWorkerServesRunsInOrder: one worker given two submitted runs (the later one first)
-// computes every cell of both, the first listed run's before the other's, and assembles both.
-func TestWorkerServesRunsInOrder(t *testing.T) {
-	dsn := filepath.Join(t.TempDir(), "order.db")
+// submitSmallRuns submits smallRun with each seed to the store and returns the runs' IDs.
+func submitSmallRuns(t *testing.T, dsn string, seeds ...string) []string {
+	t.Helper()
 	var ids []string
-	for _, seed := range []string{"3", "4"} {
+	for _, seed := range seeds {
 		args := append([]string{"run"}, smallRun...)
 		args[3] = seed // smallRun's --seed value
 		code, out, errs := runCLI(append(args, "--store", dsn, "--submit")...)
@@ -287,6 +286,14 @@ func TestWorkerServesRunsInOrder(t *testing.T) {
 		}
 		ids = append(ids, id[1])
 	}
+	return ids
+}
+
+// TestWorkerServesRunsInOrder: one worker given two submitted runs (the later one first)
+// computes every cell of both, the first listed run's before the other's, and assembles both.
+func TestWorkerServesRunsInOrder(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "order.db")
+	ids := submitSmallRuns(t, dsn, "3", "4")
 	code, out, errs := runCLI("worker", "--store", dsn, "--run", ids[1]+","+ids[0], "--quiet")
 	if code != 0 || !strings.Contains(out, "computed 24 cells") {
 		t.Fatalf("worker: exit %d: %q %s", code, out, errs)
@@ -320,5 +327,38 @@ func TestWorkerServesRunsInOrder(t *testing.T) {
 	if !lastOfFirst.Before(firstOfSecond) {
 		t.Errorf("run %s (listed second) started a cell at %v, before run %s's (listed first) last at %v",
 			ids[0], firstOfSecond, ids[1], lastOfFirst)
+	}
+}
+
+// TestRetireRun: a retired run is passed by a worker that serves every run and refused to a
+// shard, shows as retired in hyperflat runs, and run --resume reopens and finishes it.
+func TestRetireRun(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "retire.db")
+	ids := submitSmallRuns(t, dsn, "3", "4")
+	if code, out, errs := runCLI("retire", "--store", dsn, "--run", ids[0]); code != 0 || out != "run "+ids[0]+": 12 cells retired; retired, 0/12 cells done\n" {
+		t.Fatalf("retire: exit %d: %q %s", code, out, errs)
+	}
+	if code, out, errs := runCLI("worker", "--store", dsn, "--quiet"); code != 0 || !strings.Contains(out, "computed 12 cells") {
+		t.Fatalf("worker: exit %d: %q %s", code, out, errs)
+	}
+	code, out, errs := runCLI("runs", "--store", dsn, "--format", "csv")
+	if code != 0 || !strings.Contains(out, "\n"+ids[0]+",freedman,retired,0/12,") || !strings.Contains(out, "\n"+ids[1]+",freedman,finished,12/12,") {
+		t.Fatalf("runs: exit %d: %q %s", code, out, errs)
+	}
+	retired := append(append([]string{"run"}, smallRun...), "--store", dsn)
+	if code, _, errs := runCLI(append(retired, "--shard", "0/2")...); code == 0 || !strings.Contains(errs, "run "+ids[0]+" is retired") || !strings.Contains(errs, "--resume reopens it") {
+		t.Fatalf("a shard of the retired run: exit %d: %s", code, errs)
+	}
+	if code, out, errs := runCLI(append(retired, "--resume")...); code != 0 || !strings.Contains(out, "summary") {
+		t.Fatalf("run --resume of the retired run: exit %d: %q %s", code, out, errs)
+	}
+	if code, out, errs := runCLI("runs", "--store", dsn, "--format", "csv"); code != 0 || !strings.Contains(out, "\n"+ids[0]+",freedman,finished,12/12,") {
+		t.Fatalf("runs after --resume: exit %d: %q %s", code, out, errs)
+	}
+	if code, _, errs := runCLI("retire", "--store", dsn, "--run", "99"); code != 1 || !strings.Contains(errs, "not found") {
+		t.Errorf("retire of an absent run: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCLI("retire", "--store", dsn); code != 2 || !strings.Contains(errs, "--run ID") {
+		t.Errorf("retire without runs: exit %d: %s", code, errs)
 	}
 }

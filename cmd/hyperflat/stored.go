@@ -170,6 +170,51 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// runRetire retires runs (store.Store.Retire) or, with --undo, reopens them.
+func runRetire(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flags("retire")
+	sf := addStoreFlags(fs, false)
+	out := fs.String("out", "", "the --out directory of a run (its store is OUT/hyperflat.db)")
+	runs := runIDs(fs, "the runs to retire (`IDs` as 3,4 or the flag repeated)")
+	undo := fs.Bool("undo", false, "reopen the runs instead: their retired cells are pending again, each to go on from the progress it recorded")
+	if code, ok := parse(fs, "retire --run ID,... [--undo] [--store DSN | --out DIR]", args, stdout, stderr); !ok {
+		return code
+	}
+	if len(*runs) == 0 {
+		fmt.Fprintln(stderr, "hyperflat retire: name the runs: --run ID,... (hyperflat runs lists them)")
+		return exitUsage
+	}
+	st, code := openExisting(ctx, "retire", sf.dsn(*out), "table", stderr)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	for _, id := range *runs {
+		var n int
+		var err error
+		if *undo {
+			n, err = st.Reopen(ctx, id)
+		} else {
+			n, err = st.Retire(ctx, id)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat retire: %v\n", err)
+			return exitFailure
+		}
+		r, err := st.GetRun(ctx, id)
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat retire: %v\n", err)
+			return exitFailure
+		}
+		what := "retired"
+		if *undo {
+			what = "reopened"
+		}
+		fmt.Fprintf(stdout, "run %d: %d cells %s; %s, %d/%d cells done\n", id, n, what, r.Status(), r.Done, r.Cells)
+	}
+	return exitOK
+}
+
 // cellsDone reads "3/10" and is {"done": 3, "cells": 10} in JSON, whose numbers stay numbers.
 type cellsDone struct {
 	Done  int `json:"done"`

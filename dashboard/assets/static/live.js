@@ -68,7 +68,7 @@
       return;
     }
     set("done", r.done); set("cells", r.cells); set("failed", r.failed);
-    set("running", r.running); set("pending", r.pending); set("wall", r.wall);
+    set("running", r.running); set("pending", r.pending); set("retired", r.retired); set("wall", r.wall);
     set("cellseconds", r.cell_seconds.toFixed(1));
     const st = document.getElementById("status");
     st.className = "status " + r.status; st.textContent = r.status;
