@@ -688,9 +688,8 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 				return true, err
 			}
 		}
-		host, _ := os.Hostname()
 		err = r.Store.Complete(wctx, l, store.Outcome{Output: out, Metrics: res.Metrics, History: hist, Seconds: secs,
-			CodeVersion: CodeVersion(), Host: host})
+			CodeVersion: CodeVersion(), Host: hostDescription()})
 		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return true, err
 		}
