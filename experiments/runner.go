@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -106,27 +104,6 @@ func Identity(experiment string, opt Options) (string, error) {
 	}
 	h := sha256.Sum256(b)
 	return experiment + "-" + hex.EncodeToString(h[:8]), nil
-}
-
-// CodeVersion is the VCS revision the binary was built from ("devel" when unknown), "+dirty"
-// when its tree had changes, and the BLAS its products use ("devel blas=openblas"): the two
-// builds sum products in different orders, so a stored cell says which computed it.
-func CodeVersion() string {
-	v, dirty := "devel", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-	}
-	if dirty {
-		v += "+dirty"
-	}
-	return v + " blas=" + graph.BLAS
 }
 
 func (r *Runner) defaults() {
@@ -776,6 +753,10 @@ func Report(ctx context.Context, s *store.Store, reg Registry, run int64, dataDi
 	if ok {
 		res, err := UnmarshalStoredResult(b)
 		return res, info, err
+	}
+	if info.Retired > 0 {
+		return nil, info, fmt.Errorf("run %d (%s) is retired: %d of %d cells done, %d failed, %d retired (hyperflat retire --undo or run … --resume reopens it)",
+			info.ID, info.Experiment, info.Done, info.Cells, info.Failed, info.Retired)
 	}
 	if info.Done < info.Cells {
 		return nil, info, fmt.Errorf("run %d (%s) is not finished: %d of %d cells done, %d failed, %d running",

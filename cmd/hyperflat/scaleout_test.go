@@ -345,6 +345,9 @@ func TestRetireRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "\n"+ids[0]+",freedman,retired,0/12,") || !strings.Contains(out, "\n"+ids[1]+",freedman,finished,12/12,") {
 		t.Fatalf("runs: exit %d: %q %s", code, out, errs)
 	}
+	if code, _, errs := runCLI("report", "--store", dsn, "--run", ids[0]); code == 0 || !strings.Contains(errs, "is retired: 0 of 12 cells done, 0 failed, 12 retired") {
+		t.Fatalf("report of the retired run: exit %d: %s", code, errs)
+	}
 	retired := append(append([]string{"run"}, smallRun...), "--store", dsn)
 	if code, _, errs := runCLI(append(retired, "--shard", "0/2")...); code == 0 || !strings.Contains(errs, "run "+ids[0]+" is retired") || !strings.Contains(errs, "--resume reopens it") {
 		t.Fatalf("a shard of the retired run: exit %d: %s", code, errs)

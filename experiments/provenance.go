@@ -6,9 +6,35 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/hyperflat/hyperflat/graph"
 )
+
+// What a cell records of what computed it (store.Outcome): the build and the machine.
+
+// CodeVersion is the VCS revision the binary was built from ("devel" when unknown), "+dirty"
+// when its tree had changes, and the BLAS its products use ("devel blas=openblas"): the two
+// builds sum products in different orders, so a stored cell says which computed it.
+func CodeVersion() string {
+	v, dirty := "devel", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if dirty {
+		v += "+dirty"
+	}
+	return v + " blas=" + graph.BLAS
+}
 
 // hostDescription names the machine a cell ran on, as its outcome records it (store.Outcome.Host):
 // the host name and, read from /proc/cpuinfo where there is one, the CPU — model name, family and
