@@ -16,8 +16,8 @@ func TestKeyValueStoreDSNIsPostgresAndMasked(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv(EnvStore, "")
 	dsn := "host=127.0.0.1 port=1 user=hf password=S3cret dbname=x connect_timeout=2"
-	for _, cmd := range []string{"runs", "report"} {
-		code, out, errs := runCLI(cmd, "--store", dsn)
+	for _, cmd := range [][]string{{"runs"}, {"report"}, {"retire", "--run", "1"}} {
+		code, out, errs := runCLI(append(cmd, "--store", dsn)...)
 		if code != exitFailure || strings.Contains(out+errs, "S3cret") || !strings.Contains(errs, "password=xxxxx") {
 			t.Errorf("%s --store %q: exit %d, stdout %q, stderr %q; want a failure to connect with the password masked", cmd, dsn, code, out, errs)
 		}
