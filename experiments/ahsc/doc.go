@@ -34,7 +34,10 @@
 //     lower rungs train ⌈fidelity·epochs⌉ epochs without early stopping (under the authors'
 //     protocol on the OpenML sets, method bohb is instead the authors' BOHB, bohbhpo.go: the
 //     bohb-hpo package's one Hyperband round of 1–30-epoch fits with early stopping, then the
-//     best at any budget trained in full). The objective is
+//     best at any budget trained in full). A call that asks again for an evaluation the
+//     search has had (the same configuration at the same fidelity) is answered from the
+//     cell's record without training (journal.go): the same scores to the bit, counted in the
+//     search time for what they first cost. The objective is
 //     minus the validation ROC-AUC (OpenML; a user's binary table), minus the validation
 //     accuracy (images; a user's multiclass table) or the cross-validated log loss
 //     (Bayesmark). AHSC screens N1 configurations by one epoch of training and fully trains,
