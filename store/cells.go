@@ -392,8 +392,9 @@ func (s *Store) Retry(ctx context.Context, run int64) (int, error) {
 // which Claim never gives out, so that workers (those serving every run included) pass it by.
 // Its done and failed cells, and the progress unfinished ones recorded (SaveProgress), stay.
 // It returns how many cells it retired. A cell still leased to a worker is an error wrapping
-// ErrLeased, and nothing changes: stop that worker, or wait for its lease to expire. Reopen
-// undoes it.
+// ErrLeased, and nothing changes: stop that worker, or wait for its lease to expire. A worker
+// whose lease had expired and that completes its cell after all still stores the outcome
+// (Complete). Reopen undoes it.
 func (s *Store) Retire(ctx context.Context, run int64) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
