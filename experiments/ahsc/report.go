@@ -359,7 +359,8 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 	fmt.Fprintf(&b, "\nTotal: these runs were computed in %s of wall time (computing: the time during which at least one of their cells was "+
 		"being computed, the union of every finished cell's span from its last claim to its completion, so the hours between sessions "+
 		"do not count; two runs computed side by side each count the hours they shared, so the column sums to more), %s of cell time (the sum of the cells' own "+
-		"seconds, about the core time) and %s summed over the runs from first claim to last completion (wall time; a run resumed across "+
+		"seconds, about the core time; a search's call answered from its record, a repeat of an earlier call, counts for what "+
+		"that call cost, as the search's seconds count it, so this is the time of training every call) and %s summed over the runs from first claim to last completion (wall time; a run resumed across "+
 		"sessions counts the hours between them). Adam's ε: where every model's Adam adds it (`--adam`): "+
 		"hat, to the uncorrected √v as Keras and scikit-learn do (the authors' libraries), or torch, to the bias-corrected √v̂ as "+
 		"PyTorch does (the runs stored before the flag; see ahsc-protocol.md, row 25). Builds: the code versions that computed a run's cells "+
