@@ -173,6 +173,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if s.Resumable > 0 {
 			resumable = fmt.Sprintf(", %d unfinished with recorded progress", s.Resumable)
 		}
+		if s.Retired > 0 {
+			resumable += fmt.Sprintf(", %d retired (hyperflat retire)", s.Retired)
+		}
 		fmt.Fprintf(stdout, "%s\t%s run %d\t%d cells filled, %d already done here%s\t%d/%d cells done\n",
 			path, what, s.Run.ID, s.Filled, s.Kept, resumable, s.Run.Done, s.Run.Cells)
 		if s.Differ > 0 {

@@ -341,7 +341,16 @@ func TestRetireRun(t *testing.T) {
 	if code, out, errs := runCLI("worker", "--store", dsn, "--quiet"); code != 0 || !strings.Contains(out, "computed 12 cells") {
 		t.Fatalf("worker: exit %d: %q %s", code, out, errs)
 	}
-	code, out, errs := runCLI("runs", "--store", dsn, "--format", "csv")
+	exports := t.TempDir()
+	if code, _, errs := runCLI("export", "--store", dsn, "--dir", exports); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	paths, _ := filepath.Glob(filepath.Join(exports, "*.jsonl.gz"))
+	code, out, errs := runCLI(append([]string{"import", "--store", filepath.Join(t.TempDir(), "copy.db")}, paths...)...)
+	if code != 0 || !strings.Contains(out, "0 cells filled, 0 already done here, 12 retired (hyperflat retire)\t0/12 cells done") {
+		t.Fatalf("import of a retired run's export: exit %d: %q %s", code, out, errs)
+	}
+	code, out, errs = runCLI("runs", "--store", dsn, "--format", "csv")
 	if code != 0 || !strings.Contains(out, "\n"+ids[0]+",freedman,retired,0/12,") || !strings.Contains(out, "\n"+ids[1]+",freedman,finished,12/12,") {
 		t.Fatalf("runs: exit %d: %q %s", code, out, errs)
 	}
