@@ -197,7 +197,9 @@ func cellTimes(ctx context.Context, st *store.Store, id int64) ([]ahsc.CellTime,
 	}
 	times := make([]ahsc.CellTime, len(cells))
 	for i, c := range cells {
-		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds, Output: c.Outcome.Output, Record: saved[c.Index]}
+		times[i] = ahsc.CellTime{Key: c.Key, Done: c.Status == store.Done, Seconds: c.Outcome.Seconds, Attempts: c.Attempts,
+			LastAttempt: c.Finished.Sub(c.Started).Seconds(), Build: c.Outcome.CodeVersion, Finished: c.Finished,
+			Output: c.Outcome.Output, Record: saved[c.Index]}
 	}
 	return times, nil
 }

@@ -66,23 +66,38 @@ type CellTime struct {
 	Key     string // "dataset/rREPEAT/method", the ahsc plan's cell key
 	Done    bool
 	Seconds float64 // a done or failed cell's, as the store keeps it
+	// Attempts is how many times the cell was claimed, and LastAttempt the seconds from the
+	// latest claim to the completion.
+	Attempts    int
+	LastAttempt float64
+	// Build is the code version that finished a done cell, and Finished when.
+	Build    string
+	Finished time.Time
 	// Output is a done cell's output; its search's seconds (a resumed cell's replayed
-	// evaluations at their first cost) count instead of Seconds where they are more.
+	// evaluations at their first cost) count instead of Seconds where the store kept the last
+	// attempt's time only.
 	Output json.RawMessage
 	// Record is an unfinished cell's saved progress as the store keeps it
 	// (store.Store.SavedProgress), or nil.
 	Record json.RawMessage
 }
 
-// cost is a done cell's time: the store's, or its search's where that is more (a cell resumed
-// by a build that did not count its earlier attempts stores its last attempt's time only).
+// cost is a done cell's core time. The store's seconds are the worker's own, across attempts,
+// except for a cell resumed by a build that did not count its earlier attempts (before
+// f023c7e): its seconds are no more than its last attempt's span, and its search's seconds,
+// which count the evaluations it replayed at their first cost, are taken where they are more.
+// The search's seconds are not taken otherwise: since 2f8dedb they also count a repeated call
+// answered from the record at its first cost (to compare methods as the authors' code, which
+// trains every call), up to 15 times a BOHB cell's core time.
 func (c CellTime) cost() float64 {
-	cost := c.Seconds
-	var out struct{ Seconds float64 }
-	if json.Unmarshal(c.Output, &out) == nil && out.Seconds > cost {
-		cost = out.Seconds
+	if c.Attempts <= 1 || c.Seconds > c.LastAttempt+1 {
+		return c.Seconds
 	}
-	return cost
+	var out struct{ Seconds float64 }
+	if json.Unmarshal(c.Output, &out) == nil && out.Seconds > c.Seconds {
+		return out.Seconds
+	}
+	return c.Seconds
 }
 
 // CellSeconds is the time of a run's finished cells (StoredRun.CellSeconds): a done cell's
@@ -163,14 +178,35 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 	}
 	byMethod, all := map[string]tally{}, tally{}
 	method := func(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
+	// A build is often several times faster than the one before it (on another machine, too), so
+	// the finished cells of the build that finished the latest one stand for the cells left,
+	// where they have the method.
+	newest, newestAt := "", time.Time{}
+	for _, c := range cells {
+		if c.Done && c.Finished.After(newestAt) {
+			newest, newestAt = c.Build, c.Finished
+		}
+	}
+	newestDone := map[string]bool{}
+	for _, c := range cells {
+		if c.Done && c.Build == newest {
+			newestDone[method(c.Key)] = true
+		}
+	}
 	spent := map[string]float64{} // cells under way: their records' time
 	for _, c := range cells {
 		switch r, ok := recordOf(c.Key, c.Record); {
 		case c.Done:
+			p.Done++
+			if c.Build != newest && newestDone[method(c.Key)] {
+				continue
+			}
 			cost := c.cost()
 			t := byMethod[method(c.Key)]
 			byMethod[method(c.Key)] = tally{t.n + 1, t.done + 1, t.sum + cost}
-			all = tally{all.n + 1, all.done + 1, all.sum + cost}
+			if c.Build == newest {
+				all = tally{all.n + 1, all.done + 1, all.sum + cost}
+			}
 		case ok:
 			p.UnderWay = append(p.UnderWay, r)
 			spent[c.Key] = r.Seconds
@@ -178,7 +214,6 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 			byMethod[method(c.Key)] = tally{t.n + 1, t.done, t.sum + r.Seconds}
 		}
 	}
-	p.Done = all.n
 	if all.n == 0 {
 		return p, nil
 	}
@@ -359,8 +394,9 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 	fmt.Fprintf(&b, "\nTotal: these runs were computed in %s of wall time (computing: the time during which at least one of their cells was "+
 		"being computed, the union of every finished cell's span from its last claim to its completion, so the hours between sessions "+
 		"do not count; two runs computed side by side each count the hours they shared, so the column sums to more), %s of cell time (the sum of the cells' own "+
-		"seconds, about the core time; a search's call answered from its record, a repeat of an earlier call, counts for what "+
-		"that call cost, as the search's seconds count it, so this is the time of training every call) and %s summed over the runs from first claim to last completion (wall time; a run resumed across "+
+		"seconds across their attempts, about the core time; a cell resumed by a build that stored its last attempt's seconds only "+
+		"counts its search's seconds, its replayed evaluations at their first cost; a call answered from the record, a repeat of "+
+		"an earlier one, costs nothing here, though the search's own seconds, as Figure 2 shows them, count it) and %s summed over the runs from first claim to last completion (wall time; a run resumed across "+
 		"sessions counts the hours between them). Adam's ε: where every model's Adam adds it (`--adam`): "+
 		"hat, to the uncorrected √v as Keras and scikit-learn do (the authors' libraries), or torch, to the bias-corrected √v̂ as "+
 		"PyTorch does (the runs stored before the flag; see ahsc-protocol.md, row 25). Builds: the code versions that computed a run's cells "+
@@ -454,7 +490,8 @@ func writeProgress(b *bytes.Buffer, want, protos []string, finished func(dataset
 		fmt.Fprintf(b, "\nIn progress, not in the table until finished (time left on one core: each unfinished cell at "+
 			"the mean of its method's cells, the finished ones and those under way at the time their records have "+
 			"reached, or at least at the mean of all finished cells while its method has none; a cell under way, at "+
-			"what is left of that mean): %s.\n", strings.Join(running, ", "))
+			"what is left of that mean; the finished cells, those of the build that finished the latest one, where "+
+			"it finished cells of the method): %s.\n", strings.Join(running, ", "))
 	}
 	if len(queued) > 0 {
 		fmt.Fprintf(b, "\nSubmitted to the store, no cell finished yet: %s.\n", strings.Join(queued, ", "))

@@ -286,9 +286,10 @@ func TestTable1Lookalikes(t *testing.T) {
 // TestRunProgressMethodUnderWay: a method none of whose cells finished counts at the longer
 // of the mean of every finished cell and its cells' records (two AHSC cells done in 100 s, one
 // HEBO cell 500 s into its search, another not started: 500 s left, none for the one under
-// way; with its record at 50 s, the mean of all, 100 s, each: 50 + 100); and a cell resumed
-// from its record counts for its search's seconds, not its last attempt's, in the estimate and
-// in the run's cell time.
+// way; with its record at 50 s, the mean of all, 100 s, each: 50 + 100); a cell resumed from
+// its record by a build that stored its last attempt's seconds only counts for its search's
+// seconds, in the estimate and in the run's cell time; and a cell whose search answered repeated
+// calls from its record counts for the store's seconds, not the search's.
 func TestRunProgressMethodUnderWay(t *testing.T) {
 	for _, c := range []struct {
 		at   string
@@ -304,11 +305,12 @@ func TestRunProgressMethodUnderWay(t *testing.T) {
 			t.Errorf("record at %s s: %+v, %v; want %v s left, one cell under way", c.at, p, err, c.want)
 		}
 	}
-	// a cell resumed from its record finished in 60 s of its last attempt, but its search took
-	// 400: the other AHSC cell counts at the mean of 100 and 400
+	// a cell resumed (by a build that stored the last attempt's time only) finished in 60 s of
+	// its last attempt, but its search took 400: the other AHSC cell counts at the mean of 100
+	// and 400
 	cells := []CellTime{
-		{Key: "wine/r0/ahsc", Done: true, Seconds: 100, Output: json.RawMessage(`{"seconds":90}`)},
-		{Key: "wine/r1/ahsc", Done: true, Seconds: 60, Output: json.RawMessage(`{"seconds":400}`)},
+		{Key: "wine/r0/ahsc", Done: true, Seconds: 100, Attempts: 1, LastAttempt: 100, Output: json.RawMessage(`{"seconds":90}`)},
+		{Key: "wine/r1/ahsc", Done: true, Seconds: 60, Attempts: 2, LastAttempt: 60, Output: json.RawMessage(`{"seconds":400}`)},
 		{Key: "wine/r2/ahsc"},
 	}
 	if p, err := ParseRunProgress(3, []byte(`{"config":{"dataset":"wine"}}`), cells); err != nil || p.Left != 250 {
@@ -319,5 +321,34 @@ func TestRunProgressMethodUnderWay(t *testing.T) {
 	cells[2] = CellTime{Key: "wine/r2/ahsc", Seconds: 7}
 	if got := CellSeconds(cells); got != 507 {
 		t.Errorf("CellSeconds %v, want 507", got)
+	}
+	// a search that answered repeated calls from its record counts them at their first cost
+	// (2,000 s), the store its worker's time: one attempt (100 s), or two whose store seconds
+	// (300) already exceed the last one's span (120) — the store's seconds count, 100 + 300
+	memo := []CellTime{
+		{Key: "wine/r0/bohb", Done: true, Seconds: 100, Attempts: 1, LastAttempt: 100, Output: json.RawMessage(`{"seconds":2000}`)},
+		{Key: "wine/r1/bohb", Done: true, Seconds: 300, Attempts: 2, LastAttempt: 120, Output: json.RawMessage(`{"seconds":2000}`)},
+	}
+	if got := CellSeconds(memo); got != 400 {
+		t.Errorf("CellSeconds %v with repeated calls answered, want 400", got)
+	}
+}
+
+// TestRunProgressNewestBuild: the estimate takes a method's cells finished by the build that
+// finished the latest cell, where it has some (BOHB: 100 s, not the older build's 10,000),
+// every finished cell of a method it has none of (AHSC: 50 s), and the newest build's mean for a
+// method nothing finished (HEBO: 100 s): 250 s left; every finished cell counts as done.
+func TestRunProgressNewestBuild(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Hour)
+	cells := []CellTime{
+		{Key: "wine/r0/bohb", Done: true, Seconds: 10000, Attempts: 1, Build: "old", Finished: t0},
+		{Key: "wine/r1/bohb", Done: true, Seconds: 100, Attempts: 1, Build: "new", Finished: t1},
+		{Key: "wine/r0/ahsc", Done: true, Seconds: 50, Attempts: 1, Build: "old", Finished: t0.Add(time.Minute)},
+		{Key: "wine/r2/bohb"}, {Key: "wine/r1/ahsc"}, {Key: "wine/r0/hebo"},
+	}
+	p, err := ParseRunProgress(3, []byte(`{"config":{"dataset":"wine"}}`), cells)
+	if err != nil || p.Left != 250 || p.Done != 3 {
+		t.Errorf("%+v, %v; want 250 s left, 3 cells done", p, err)
 	}
 }
