@@ -365,24 +365,29 @@ WHERE run_id = $1 AND status <> 'done' AND progress IS NOT NULL`, run)
 
 // Retry puts the run's failed cells back to pending and returns how many there were.
 func (s *Store) Retry(ctx context.Context, run int64) (int, error) {
+	return s.updateCells(ctx, "retry", run, `UPDATE cells SET status = 'pending', error = '', seconds = NULL,
+	finished = NULL, lease_until = NULL WHERE run_id = $1 AND status = 'failed'`)
+}
+
+// updateCells runs update, a statement on the cells of run $1, and returns how many it changed;
+// when none, a run that does not exist is ErrNotFound. Errors name op.
+func (s *Store) updateCells(ctx context.Context, op string, run int64, update string) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'pending', error = '', seconds = NULL,
-	finished = NULL, lease_until = NULL WHERE run_id = $1 AND status = 'failed'`, run)
+		res, err := tx.ExecContext(ctx, update, run)
 		if err != nil {
 			return err
 		}
 		if n, err = res.RowsAffected(); err != nil || n > 0 {
 			return err
 		}
-		ok, err := s.runExists(ctx, tx, run)
-		if err == nil && !ok {
-			err = ErrNotFound
+		if ok, err := s.runExists(ctx, tx, run); err != nil || !ok {
+			return cmp.Or(err, ErrNotFound)
 		}
-		return err
+		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: retry run %d: %w", run, err)
+		return 0, fmt.Errorf("store: %s run %d: %w", op, run, err)
 	}
 	return int(n), nil
 }
@@ -431,22 +436,5 @@ ORDER BY idx LIMIT 1`, run).Scan(&key, &worker)
 // Reopen puts the run's retired cells back to pending, each to go on from the progress it
 // recorded, and returns how many there were.
 func (s *Store) Reopen(ctx context.Context, run int64) (int, error) {
-	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE cells SET status = 'pending' WHERE run_id = $1 AND status = 'retired'`, run)
-		if err != nil {
-			return err
-		}
-		if n, err = res.RowsAffected(); err != nil || n > 0 {
-			return err
-		}
-		if ok, err := s.runExists(ctx, tx, run); err != nil || !ok {
-			return cmp.Or(err, ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: reopen run %d: %w", run, err)
-	}
-	return int(n), nil
+	return s.updateCells(ctx, "reopen", run, `UPDATE cells SET status = 'pending' WHERE run_id = $1 AND status = 'retired'`)
 }
