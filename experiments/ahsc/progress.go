@@ -23,8 +23,11 @@ type RunProgress struct {
 	// its finished cells and of its cells under way, each of these at the time its record has
 	// reached (at least what it will take: a mean of finished cells alone would hold a method
 	// at its one quick cell while others have run for hours), or at the mean of every finished
-	// cell, at least, while its method has none finished. A cell under way counts what is left
-	// of that mean after its record's time, or nothing past it. NaN before any cell finished.
+	// cell, at least, while its method has none finished. The finished cells are those of the
+	// build that finished the latest cell, for a method it has finished cells of, and for the
+	// mean of every finished cell (a later build is often several times faster). A cell under
+	// way counts what is left of that mean after its record's time, or nothing past it. NaN
+	// before any cell finished.
 	Left float64
 	// UnderWay are the unfinished cells that recorded evaluations (a cell's record survives
 	// its worker: see journal), in cell order.
@@ -155,9 +158,6 @@ func ParseRunProgress(id int64, options []byte, cells []CellTime) (RunProgress, 
 	}
 	byMethod, all := map[string]tally{}, tally{}
 	method := func(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
-	// A build is often several times faster than the one before it (on another machine, too), so
-	// the finished cells of the build that finished the latest one stand for the cells left,
-	// where they have the method.
 	newest, newestAt := "", time.Time{}
 	for _, c := range cells {
 		if c.Done && c.Finished.After(newestAt) {
