@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/stats"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -437,70 +438,173 @@ func shownValue(t experiments.Table, i int) float64 {
 // readingCell is one method's value on one dataset: ours as the table shows it, the paper's.
 type readingCell struct{ ours, paper float64 }
 
-// gapLines is the reading's mean gap to the paper per method, one line per metric.
-func gapLines(byDS map[string]map[string]readingCell, metricOf map[string]string, methods, datasets []string) []string {
+// protocolCells are one protocol's tabular cells with a result, as the reading counts them.
+type protocolCells struct {
+	byDS              map[string]map[string]readingCell // dataset → method → cell
+	metricOf          map[string]string
+	bold              map[string]bool // AHSC statistically best
+	datasets, methods []string        // in table order
+}
+
+func readingCellsOf(t experiments.Table, proto string) protocolCells {
+	c := protocolCells{byDS: map[string]map[string]readingCell{}, metricOf: map[string]string{}, bold: map[string]bool{}}
+	for i := range t.Rows {
+		d, m := t.String(i, "dataset"), t.String(i, "method")
+		if t.String(i, "protocol") != proto || groupOf(d) == image || t.Int(i, "n") == 0 {
+			continue
+		}
+		if c.byDS[d] == nil {
+			c.byDS[d] = map[string]readingCell{}
+			c.datasets = append(c.datasets, d)
+		}
+		if !slices.Contains(c.methods, m) {
+			c.methods = append(c.methods, m)
+		}
+		c.byDS[d][m] = readingCell{shownValue(t, i), t.Float(i, "paper")}
+		c.metricOf[d] = t.String(i, "metric")
+		if m == "ahsc" && isTrue(t.Value(i, "best")) {
+			c.bold[d] = true
+		}
+	}
+	return c
+}
+
+// metricUnits names a Table 1 metric's differences, and the decimals they are printed with.
+func metricUnits(metric string) (what string, prec int) {
+	if metric == "roc-auc" {
+		return "ROC-AUC", 3
+	}
+	return "Bayesmark score points", 1
+}
+
+// gapLines is the reading's gap to the paper per method, one line per metric: the mean over
+// the datasets, and where there are several, the median and the dataset farthest from the
+// paper (a single dataset, such as phoneme's near-chance values in the paper, can carry the
+// mean).
+func gapLines(c protocolCells, datasets []string) []string {
 	var lines []string
 	for _, metric := range []string{"score", "roc-auc"} {
-		var parts []string
-		for _, m := range methods {
+		what, prec := metricUnits(metric)
+		var means, medians []string
+		far, farGap := "", 0.0
+		for _, d := range datasets {
+			if c.metricOf[d] != metric {
+				continue
+			}
 			var sum float64
 			var k int
-			for _, d := range datasets {
-				if c, ok := byDS[d][m]; ok && metricOf[d] == metric && !math.IsNaN(c.paper) && !math.IsNaN(c.ours) {
-					sum += c.ours - c.paper
+			for _, cell := range c.byDS[d] {
+				if !math.IsNaN(cell.paper) && !math.IsNaN(cell.ours) {
+					sum += math.Abs(cell.ours - cell.paper)
 					k++
 				}
 			}
-			if k > 0 {
-				prec := 1
-				if metric == "roc-auc" {
-					prec = 3
-				}
-				parts = append(parts, fmt.Sprintf("%s %+.*f", m, prec, sum/float64(k)))
+			if k > 0 && sum/float64(k) > farGap {
+				far, farGap = d, sum/float64(k)
 			}
 		}
-		if len(parts) > 0 {
-			what := "Bayesmark score points"
-			if metric == "roc-auc" {
-				what = "ROC-AUC"
+		var nDS int
+		for _, m := range c.methods {
+			var gaps []float64
+			for _, d := range datasets {
+				if cell, ok := c.byDS[d][m]; ok && c.metricOf[d] == metric && !math.IsNaN(cell.paper) && !math.IsNaN(cell.ours) {
+					gaps = append(gaps, cell.ours-cell.paper)
+				}
 			}
-			lines = append(lines, fmt.Sprintf("  Ours minus the paper's, mean over the datasets, in %s: %s.", what, strings.Join(parts, ", ")))
+			if len(gaps) == 0 {
+				continue
+			}
+			means = append(means, fmt.Sprintf("%s %+.*f", m, prec, stats.Mean(gaps)))
+			medians = append(medians, fmt.Sprintf("%s %+.*f", m, prec, stats.Median(gaps)))
+			nDS = max(nDS, len(gaps))
+		}
+		if len(means) == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("  Ours minus the paper's, mean over the datasets, in %s: %s.", what, strings.Join(means, ", ")))
+		if nDS > 2 {
+			lo, hi := valueRange(c.byDS[far], false, prec)
+			plo, phi := valueRange(c.byDS[far], true, prec)
+			lines = append(lines, fmt.Sprintf("  The median over the datasets: %s; the farthest from the paper, %s: ours %s, the paper's %s.",
+				strings.Join(medians, ", "), far, rangeText(lo, hi), rangeText(plo, phi)))
 		}
 	}
 	return lines
 }
 
+// valueRange is the least and greatest of a dataset's values (ours, or the paper's), printed.
+func valueRange(cells map[string]readingCell, paper bool, prec int) (lo, hi string) {
+	l, h := math.Inf(1), math.Inf(-1)
+	for _, c := range cells {
+		v := c.ours
+		if paper {
+			v = c.paper
+		}
+		if !math.IsNaN(v) && !math.IsNaN(c.paper) {
+			l, h = math.Min(l, v), math.Max(h, v)
+		}
+	}
+	return num(l, prec), num(h, prec)
+}
+
+func rangeText(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	return lo + "–" + hi
+}
+
+// protocolGapLine compares the two protocols where both measured a dataset: per dataset, the
+// authors' value minus the clean one, the mean over the methods both ran — the measured effect
+// of the authors' code choices together (ahsc-protocol.md's rows 7–16).
+func protocolGapLine(authors, clean protocolCells) string {
+	var parts []string
+	var n int
+	for _, metric := range []string{"score", "roc-auc"} {
+		what, prec := metricUnits(metric)
+		var ds []string
+		for _, d := range authors.datasets {
+			if authors.metricOf[d] != metric || clean.metricOf[d] != metric {
+				continue
+			}
+			var sum float64
+			var k int
+			for _, m := range authors.methods {
+				a, okA := authors.byDS[d][m]
+				c, okC := clean.byDS[d][m]
+				if okA && okC && !math.IsNaN(a.ours) && !math.IsNaN(c.ours) {
+					sum += a.ours - c.ours
+					k++
+				}
+			}
+			if k > 0 {
+				ds = append(ds, fmt.Sprintf("%s %+.*f", d, prec, sum/float64(k)))
+			}
+		}
+		if len(ds) > 0 {
+			n += len(ds)
+			parts = append(parts, fmt.Sprintf("in %s, %s", what, strings.Join(ds, ", ")))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("- **The authors' protocol against clean** (tabular datasets measured under both: %d): the authors' value minus the clean one, "+
+		"mean over the methods both ran, %s.", n, strings.Join(parts, "; "))
+}
+
 // writeReading counts, per protocol, what of Table 1 reproduces over the datasets measured,
 // so that the text stays true when the table is regenerated: where AHSC is statistically best,
 // where it beats random search (ours against the paper's), whether the best method by value is
-// the paper's, and the mean gap to the paper per method and metric.
+// the paper's, the gap to the paper per method and metric; then the protocols against each
+// other.
 func writeReading(b *bytes.Buffer, t experiments.Table) {
 	var lines []string
 	for _, proto := range []string{protocolAuthors, protocolClean} {
-		byDS := map[string]map[string]readingCell{}
-		bold := map[string]bool{}
-		metricOf := map[string]string{}
-		var datasets, methods []string
-		for i := range t.Rows {
-			d, m := t.String(i, "dataset"), t.String(i, "method")
-			if t.String(i, "protocol") != proto || groupOf(d) == image || t.Int(i, "n") == 0 {
-				continue
-			}
-			if byDS[d] == nil {
-				byDS[d] = map[string]readingCell{}
-				datasets = append(datasets, d)
-			}
-			if !slices.Contains(methods, m) {
-				methods = append(methods, m)
-			}
-			byDS[d][m] = readingCell{shownValue(t, i), t.Float(i, "paper")}
-			metricOf[d] = t.String(i, "metric")
-			if m == "ahsc" && isTrue(t.Value(i, "best")) {
-				bold[d] = true
-			}
-		}
+		c := readingCellsOf(t, proto)
+		byDS, methods := c.byDS, c.methods
 		var withAHSC []string
-		for _, d := range datasets {
+		for _, d := range c.datasets {
 			if _, ok := byDS[d]["ahsc"]; ok {
 				withAHSC = append(withAHSC, d)
 			}
@@ -531,7 +635,7 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 		}
 		var nBold, paperTopAHSC, oursOverRandom, paperOverRandom, withRandom, sameTop, tops int
 		for _, d := range withAHSC {
-			if bold[d] {
+			if c.bold[d] {
 				nBold++
 			}
 			if top(d, true) == "ahsc" {
@@ -563,10 +667,13 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 		if tops > 0 {
 			lines = append(lines, fmt.Sprintf("  The method with our highest value is the paper's highest on %d of %d.", sameTop, tops))
 		}
-		lines = append(lines, gapLines(byDS, metricOf, methods, withAHSC)...)
+		lines = append(lines, gapLines(c, withAHSC)...)
 	}
 	if len(lines) == 0 {
 		return
+	}
+	if l := protocolGapLine(readingCellsOf(t, protocolAuthors), readingCellsOf(t, protocolClean)); l != "" {
+		lines = append(lines, l)
 	}
 	b.WriteString("\n## Reading\n\nCounted from the cells above by the generator, so that it stays true when the table is regenerated. " +
 		"\"Highest value\" compares the cells' values (means of Bayesmark scores, medians otherwise), not the significance test.\n\n")
