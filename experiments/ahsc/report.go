@@ -160,6 +160,7 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 	writeImageSection(&b, t, runs, inProgress)
 	writeReading(&b, t)
 	writeAuthorsBOHB(&b, runs)
+	writeAuthorsParser(&b, runs)
 	writeFigure2Section(&b, t, runs)
 	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | Adam's ε | computing | wall time | cell time | builds |\n|---|---|---|---|---|---|---|---|---|\n")
 	var wall time.Duration

@@ -24,26 +24,8 @@ type rungCheck struct {
 // under the authors' protocol, every repeat of the authors' BOHB (the OpenML sets) whose cell
 // stored its lower rungs (builds from 4669912 on).
 func authorsBOHBChecks(runs []StoredRun) map[string][]rungCheck {
-	latest := map[string]StoredRun{}
-	for _, sr := range runs {
-		if protocolOf(sr.Result) != protocolAuthors {
-			continue
-		}
-		ev := sr.Result.Table("evaluations")
-		if ev == nil {
-			continue
-		}
-		for i := range ev.Rows {
-			if d := ev.String(i, "dataset"); latest[d].Result == nil || sr.ID > latest[d].ID {
-				latest[d] = sr
-			}
-		}
-	}
 	out := map[string][]rungCheck{}
-	for d, sr := range latest {
-		if groupOf(d) != openML {
-			continue
-		}
+	for d, sr := range latestAuthorsOpenML(runs) {
 		epochs, err := strconv.ParseFloat(sr.Result.Params["epochs"], 64)
 		if err != nil || epochs <= 0 {
 			continue
@@ -81,6 +63,27 @@ func authorsBOHBChecks(runs []StoredRun) map[string][]rungCheck {
 		}
 	}
 	return out
+}
+
+// latestAuthorsOpenML is, per OpenML dataset, the latest of the runs under the authors'
+// protocol whose evaluations table has rows of it.
+func latestAuthorsOpenML(runs []StoredRun) map[string]StoredRun {
+	latest := map[string]StoredRun{}
+	for _, sr := range runs {
+		if protocolOf(sr.Result) != protocolAuthors {
+			continue
+		}
+		ev := sr.Result.Table("evaluations")
+		if ev == nil {
+			continue
+		}
+		for i := range ev.Rows {
+			if d := ev.String(i, "dataset"); groupOf(d) == openML && (latest[d].Result == nil || sr.ID > latest[d].ID) {
+				latest[d] = sr
+			}
+		}
+	}
+	return latest
 }
 
 // writeAuthorsBOHB writes, for the datasets whose authors' BOHB cells stored their rungs,
