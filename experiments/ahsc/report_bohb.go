@@ -3,6 +3,7 @@ package ahsc
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -91,14 +92,10 @@ func latestAuthorsOpenML(runs []StoredRun) map[string]StoredRun {
 // mechanism behind that column (ahsc-protocol.md, row 24).
 func writeAuthorsBOHB(b *bytes.Buffer, runs []StoredRun) {
 	checks := authorsBOHBChecks(runs)
-	var datasets []string
-	for d := range checks {
-		datasets = append(datasets, d)
-	}
-	if len(datasets) == 0 {
+	if len(checks) == 0 {
 		return
 	}
-	slices.Sort(datasets)
+	datasets := slices.Sorted(maps.Keys(checks))
 	var parts []string
 	for _, d := range datasets {
 		cs := checks[d]

@@ -3,6 +3,7 @@ package ahsc
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -87,14 +88,10 @@ func parserValues(runs []StoredRun) map[string]map[string][]float64 {
 // protocol's differences from those of the number reported.
 func writeAuthorsParser(b *bytes.Buffer, runs []StoredRun) {
 	values := parserValues(runs)
-	var datasets []string
-	for d := range values {
-		datasets = append(datasets, d)
-	}
-	if len(datasets) == 0 {
+	if len(values) == 0 {
 		return
 	}
-	slices.SortFunc(datasets, func(a, c string) int { return slices.Index(openMLSets, a) - slices.Index(openMLSets, c) })
+	datasets := slices.SortedFunc(maps.Keys(values), func(a, c string) int { return slices.Index(openMLSets, a) - slices.Index(openMLSets, c) })
 	methods := []string{"ahsc", "random", "tpe", "bohb", "hebo", "turbo"}
 	b.WriteString("\n## The authors' reported statistic\n\nThe paper's OpenML values come from the authors' parsers " +
 		"(`hpobench/parsers/parse.py`, `parse_stcvx.py`, yrahul3910/flatness-guided-hpo at 25595e1), not from the configuration a search " +
