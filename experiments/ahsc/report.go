@@ -601,8 +601,10 @@ func protocolGapLine(authors, clean protocolCells) string {
 // other.
 func writeReading(b *bytes.Buffer, t experiments.Table) {
 	var lines []string
+	cells := map[string]protocolCells{}
 	for _, proto := range []string{protocolAuthors, protocolClean} {
 		c := readingCellsOf(t, proto)
+		cells[proto] = c
 		byDS, methods := c.byDS, c.methods
 		var withAHSC []string
 		for _, d := range c.datasets {
@@ -673,7 +675,7 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 	if len(lines) == 0 {
 		return
 	}
-	if l := protocolGapLine(readingCellsOf(t, protocolAuthors), readingCellsOf(t, protocolClean)); l != "" {
+	if l := protocolGapLine(cells[protocolAuthors], cells[protocolClean]); l != "" {
 		lines = append(lines, l)
 	}
 	b.WriteString("\n## Reading\n\nCounted from the cells above by the generator, so that it stays true when the table is regenerated. " +
