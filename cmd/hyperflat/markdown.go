@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
@@ -16,8 +17,8 @@ import (
 )
 
 // writeTable1 is `report --markdown DIR`: the published tables of the stored runs, or of run
-// alone. The AHSC Table 1 (DIR/table1.md, its cells as DIR/table1.csv) comes from every
-// finished ahsc run; the PAC-Bayes Table C.1 (DIR/tablec1.md, .csv, _history.csv, _others.csv
+// alone. The AHSC Table 1 (DIR/table1.md, its cells as DIR/table1.csv, the authors' parser
+// statistic per group of repeats as DIR/table1_parser.csv) comes from every finished ahsc run; the PAC-Bayes Table C.1 (DIR/tablec1.md, .csv, _history.csv, _others.csv
 // and its figures) from every weightdecay run, finished or not (a run in progress gives its complete
 // replicates). A store without either fails.
 func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, command string, stdout, stderr io.Writer) int {
@@ -118,11 +119,19 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 	if err := experiments.WriteArtifact(csvPath, func(w io.Writer) error { return ahsc.WriteTable1CSV(w, cells) }); err != nil {
 		return fail(err)
 	}
+	wrote := []string{mdPath, csvPath}
+	if parser := ahsc.AuthorsParserCells(runs...); len(parser.Rows) > 0 { // the groups table1.md's parser table is the median of
+		p := filepath.Join(dir, "table1_parser.csv")
+		if err := experiments.WriteArtifact(p, parser.WriteCSV); err != nil {
+			return fail(err)
+		}
+		wrote = append(wrote, p)
+	}
 	figs, err := ahsc.WriteTable1Figures(dir, runs...) // Figure 2, which table1.md links
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(stdout, "wrote %s, %s and %d figures from %d runs\n", mdPath, csvPath, len(figs), len(runs))
+	fmt.Fprintf(stdout, "wrote %s and %d figures from %d runs\n", strings.Join(wrote, ", "), len(figs), len(runs))
 	return exitOK
 }
 

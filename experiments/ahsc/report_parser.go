@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/stats"
 )
 
@@ -39,14 +40,22 @@ func parserStatistic(aucs []float64) float64 {
 	return best
 }
 
-// parserValues are, per OpenML dataset and method of the latest authors'-protocol runs, the
-// parsers' value of each complete group of parserGroup consecutive repeats: the test AUC of
-// every full training of the group's repeats in repeat and call order (a failed training
-// prints no score; BOHB's lower rungs are left out, as the code of January 2024 trained every
-// BOHB fit in full: ahsc-protocol.md, row 24).
-func parserValues(runs []StoredRun) map[string]map[string][]float64 {
-	out := map[string]map[string][]float64{}
-	for d, sr := range latestAuthorsOpenML(runs) {
+// AuthorsParserCells is the parsers' value of every complete group of parserGroup consecutive
+// repeats of the latest authors'-protocol run of each OpenML dataset, one row per dataset,
+// method and group (first_repeat, the group's first repeat; trainings, how many test AUCs the
+// group printed), in the order of the paper's datasets, the methods and the groups, beside the
+// paper's cell (NaN where it has none), so that the medians table1.md gives can be recomputed.
+// A group's printed AUCs are the test AUCs of every full training of its repeats in repeat
+// and call order (a failed training prints no score; BOHB's lower rungs are left out, as the
+// code of January 2024 trained every BOHB fit in full: ahsc-protocol.md, row 24).
+func AuthorsParserCells(runs ...StoredRun) experiments.Table {
+	t := experiments.Table{Name: "table1_parser", Columns: []string{"dataset", "method", "first_repeat", "trainings", "parser_value", "paper", "run"}}
+	latest := latestAuthorsOpenML(runs)
+	for _, d := range openMLSets {
+		sr, ok := latest[d]
+		if !ok {
+			continue
+		}
 		ev := sr.Result.Table("evaluations")
 		type key struct {
 			method string
@@ -60,25 +69,46 @@ func parserValues(runs []StoredRun) map[string]map[string][]float64 {
 			k := key{ev.String(i, "method"), ev.Int(i, "repeat")}
 			aucs[k] = append(aucs[k], ev.Float(i, "test_metric")) // rows are in call order
 		}
-		byMethod := map[string][]float64{}
+		firsts := map[string][]int{}
 		for k := range aucs {
-			if k.repeat%parserGroup != 0 {
-				continue
-			}
-			var printed []float64
-			complete := true
-			for r := k.repeat; r < k.repeat+parserGroup; r++ {
-				a, ok := aucs[key{k.method, r}]
-				complete = complete && ok
-				printed = append(printed, a...)
-			}
-			if complete {
-				byMethod[k.method] = append(byMethod[k.method], parserStatistic(printed))
+			if k.repeat%parserGroup == 0 {
+				firsts[k.method] = append(firsts[k.method], k.repeat)
 			}
 		}
-		if len(byMethod) > 0 {
-			out[d] = byMethod
+		for _, m := range Methods {
+			slices.Sort(firsts[m])
+			for _, first := range firsts[m] {
+				var printed []float64
+				complete := true
+				for r := first; r < first+parserGroup; r++ {
+					a, ok := aucs[key{m, r}]
+					complete = complete && ok
+					printed = append(printed, a...)
+				}
+				if !complete {
+					continue
+				}
+				paper, ok := paperTable1[d][m]
+				if !ok {
+					paper = math.NaN()
+				}
+				t.Add(d, m, first, len(printed), parserStatistic(printed), paper, sr.ID)
+			}
 		}
+	}
+	return t
+}
+
+// parserValues are AuthorsParserCells' values per dataset and method.
+func parserValues(runs []StoredRun) map[string]map[string][]float64 {
+	t := AuthorsParserCells(runs...)
+	out := map[string]map[string][]float64{}
+	for i := range t.Rows {
+		d := t.String(i, "dataset")
+		if out[d] == nil {
+			out[d] = map[string][]float64{}
+		}
+		out[d][t.String(i, "method")] = append(out[d][t.String(i, "method")], t.Float(i, "parser_value"))
 	}
 	return out
 }
@@ -100,7 +130,8 @@ func writeAuthorsParser(b *bytes.Buffer, runs []StoredRun) {
 		"being " + fmt.Sprint(parserGroup) + " consecutive repeats (folds 0–9; n: how many such groups). For AHSC a row is one fold's " +
 		"ten finalists and for random search a third of a fold's 30 configurations, as in the code of January 2024; there its " +
 		"Hyperopt printed a 31st training a fold (the best configuration again), its HEBO 600 and its BOHB 67 full trainings " +
-		"([ahsc-protocol.md](ahsc-protocol.md), rows 24 and 26), so those columns are the arithmetic on our calls, not on theirs. Cells: the parsers' value, the paper's in parentheses.\n\n| dataset | " +
+		"([ahsc-protocol.md](ahsc-protocol.md), rows 24 and 26), so those columns are the arithmetic on our calls, not on theirs. Cells: the parsers' value, the paper's in parentheses; " +
+		"every group's value is in [table1_parser.csv](table1_parser.csv).\n\n| dataset | " +
 		strings.Join(methods, " | ") + " |\n|---|" + strings.Repeat("---|", len(methods)) + "\n")
 	for _, d := range datasets {
 		row := []string{d}

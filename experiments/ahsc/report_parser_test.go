@@ -75,6 +75,21 @@ func TestAuthorsParserTable(t *testing.T) {
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
+	cells := AuthorsParserCells(StoredRun{ID: 1, Result: authors}, StoredRun{ID: 2, Result: clean})
+	wantRows := []struct {
+		first, trainings int
+		value            float64
+	}{{0, 10, 0.68}, {10, 20, 0.8}} // in group order, whatever the map order
+	if len(cells.Rows) != len(wantRows) {
+		t.Fatalf("AuthorsParserCells has %d rows, want %d: %v", len(cells.Rows), len(wantRows), cells.Rows)
+	}
+	for i, w := range wantRows {
+		if cells.String(i, "dataset") != "vehicle" || cells.String(i, "method") != "ahsc" || cells.Int(i, "first_repeat") != w.first ||
+			cells.Int(i, "trainings") != w.trainings || math.Abs(cells.Float(i, "parser_value")-w.value) > 1e-12 ||
+			cells.Float(i, "paper") != 0.885 || cells.Int(i, "run") != 1 {
+			t.Errorf("row %d = %v, want vehicle ahsc first %d, %d trainings, %v, paper 0.885, run 1", i, cells.Rows[i], w.first, w.trainings, w.value)
+		}
+	}
 	var none bytes.Buffer
 	writeAuthorsParser(&none, []StoredRun{{ID: 2, Result: clean}})
 	if none.Len() != 0 {
