@@ -18,8 +18,9 @@ import (
 
 // writeTable1 is `report --markdown DIR`: the published tables of the stored runs, or of run
 // alone. The AHSC Table 1 (DIR/table1.md, its cells as DIR/table1.csv, the authors' parser
-// statistic per group of repeats as DIR/table1_parser.csv) comes from every finished ahsc run; the PAC-Bayes Table C.1 (DIR/tablec1.md, .csv, _history.csv, _others.csv
-// and its figures) from every weightdecay run, finished or not (a run in progress gives its complete
+// statistic per group of repeats as DIR/table1_parser.csv) comes from every finished ahsc
+// run; the PAC-Bayes Table C.1 (DIR/tablec1.md, .csv, _history.csv, _others.csv and its
+// figures) from every weightdecay run, finished or not (a run in progress gives its complete
 // replicates). A store without either fails.
 func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, command string, stdout, stderr io.Writer) int {
 	infos, err := st.Runs(ctx)
@@ -120,7 +121,7 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		return fail(err)
 	}
 	wrote := []string{mdPath, csvPath}
-	if parser := ahsc.AuthorsParserCells(runs...); len(parser.Rows) > 0 { // the groups table1.md's parser table is the median of
+	if parser := ahsc.AuthorsParserCells(runs...); len(parser.Rows) > 0 { // table1.md's parser table gives these groups' medians
 		p := filepath.Join(dir, "table1_parser.csv")
 		if err := experiments.WriteArtifact(p, parser.WriteCSV); err != nil {
 			return fail(err)

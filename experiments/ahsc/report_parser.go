@@ -3,7 +3,6 @@ package ahsc
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -99,29 +98,24 @@ func AuthorsParserCells(runs ...StoredRun) experiments.Table {
 	return t
 }
 
-// parserValues are AuthorsParserCells' values per dataset and method.
-func parserValues(runs []StoredRun) map[string]map[string][]float64 {
-	t := AuthorsParserCells(runs...)
-	out := map[string]map[string][]float64{}
-	for i := range t.Rows {
-		d := t.String(i, "dataset")
-		if out[d] == nil {
-			out[d] = map[string][]float64{}
-		}
-		out[d][t.String(i, "method")] = append(out[d][t.String(i, "method")], t.Float(i, "parser_value"))
-	}
-	return out
-}
-
 // writeAuthorsParser writes the paper's statistic recomputed from the stored evaluations of
 // the authors'-protocol OpenML runs, beside the paper's value, so that a reader can tell the
 // protocol's differences from those of the number reported.
 func writeAuthorsParser(b *bytes.Buffer, runs []StoredRun) {
-	values := parserValues(runs)
-	if len(values) == 0 {
+	t := AuthorsParserCells(runs...)
+	if len(t.Rows) == 0 {
 		return
 	}
-	datasets := slices.SortedFunc(maps.Keys(values), func(a, c string) int { return slices.Index(openMLSets, a) - slices.Index(openMLSets, c) })
+	var datasets []string // in the table's order, the paper's
+	values := map[string]map[string][]float64{}
+	for i := range t.Rows {
+		d, m := t.String(i, "dataset"), t.String(i, "method")
+		if values[d] == nil {
+			datasets = append(datasets, d)
+			values[d] = map[string][]float64{}
+		}
+		values[d][m] = append(values[d][m], t.Float(i, "parser_value"))
+	}
 	methods := []string{"ahsc", "random", "tpe", "bohb", "hebo", "turbo"}
 	b.WriteString("\n## The authors' reported statistic\n\nThe paper's OpenML values come from the authors' parsers " +
 		"(`hpobench/parsers/parse.py`, `parse_stcvx.py`, yrahul3910/flatness-guided-hpo at 25595e1), not from the configuration a search " +
