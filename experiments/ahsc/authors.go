@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
@@ -329,8 +330,14 @@ func authorsProblem(opt experiments.Options, cfg *Config, p *problem, full *data
 		p.describe = fmt.Sprintf("authors: train_test_split(test_size=0.2, random_state=0) for every repeat (Bayesmark's), raw features; "+
 			"the objective is cross_val_score's %d stratified folds (unshuffled) of the 80%%, each fit early-stopped on its own "+
 			"validation_fraction (searched, with tol); the selected configuration refitted on the 80%% and scored on the 20%%", cfg.Folds)
-		var once *split
+		// Drawn once, on the first call: cells call split concurrently (--workers).
+		var (
+			mu   sync.Mutex
+			once *split
+		)
 		p.split = func(int) (*split, error) {
+			mu.Lock()
+			defer mu.Unlock()
 			if once == nil {
 				var err error
 				if once, err = authorsBayesmarkSplit(full, cfg.Folds); err != nil {

@@ -180,8 +180,8 @@ func (c *Config) validate() error {
 	if !slices.Contains([]string{"auto", "auc", "accuracy"}, c.Metric) {
 		return experiments.FlagErrorf("metric", "%q: want auto, auc or accuracy", c.Metric)
 	}
-	// Every repeat's splits are held from the start, and every evaluation's record until the
-	// end; the bounds are far above the paper's sizes and keep both within memory.
+	// Every evaluation's record is held until the end, and every repeat's split is drawn
+	// before the first cell; the bounds are far above the paper's sizes.
 	err := experiments.CheckCounts(
 		experiments.Count{Flag: "repeats", V: c.Repeats, Lo: 1, Hi: maxRepeats},
 		experiments.Count{Flag: "budget", V: c.Budget, Lo: 1, Hi: maxBudget},

@@ -66,6 +66,13 @@ type split struct {
 	folds            []fold
 }
 
+// splitSizes is what the settings table says of a split: its parts' rows and folds.
+type splitSizes struct{ train, val, test, folds int }
+
+func (s *split) sizes() splitSizes {
+	return splitSizes{train: s.train.N, val: s.val.N, test: s.test.N, folds: len(s.folds)}
+}
+
 // fold is one cross-validation fold: fit on train with early stopping on early, score on val.
 type fold struct {
 	train, early, val *datasets.Dataset

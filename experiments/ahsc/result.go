@@ -48,10 +48,10 @@ type summaryRow struct {
 }
 
 // result builds the run's tables from its cells' runs.
-func result(opt experiments.Options, cfg *Config, problems []*problem, splits [][]*split, runs []run, refs []reference, notes []note) *experiments.Result {
+func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []splitSizes, runs []run, refs []reference, notes []note) *experiments.Result {
 	res := &experiments.Result{Experiment: "ahsc", Preset: opt.Preset, Seed: opt.Seed}
 	rows := summarize(problems, cfg.Methods, runs)
-	res.Tables = append(res.Tables, runsTable(problems, runs), settingsTable(cfg, problems, splits))
+	res.Tables = append(res.Tables, runsTable(problems, runs), settingsTable(cfg, problems, sizes))
 	if len(refs) > 0 {
 		res.Tables = append(res.Tables, referenceTable(refs))
 	}
@@ -94,16 +94,16 @@ func runsTable(problems []*problem, runs []run) experiments.Table {
 	return t
 }
 
-func settingsTable(cfg *Config, problems []*problem, splits [][]*split) experiments.Table {
+func settingsTable(cfg *Config, problems []*problem, sizes []splitSizes) experiments.Table {
 	t := experiments.Table{Name: "settings", Columns: []string{"dataset", "metric", "objective", "train", "val", "test", "budget", "n1", "n2",
 		"epochs", "repeats", "data"}}
 	for i, p := range problems {
-		sp := splits[i][0]
+		sz := sizes[i]
 		objective := "-val " + string(p.metric)
 		if p.group == bayesmark {
-			objective = fmt.Sprintf("%d-fold CV log loss", len(sp.folds))
+			objective = fmt.Sprintf("%d-fold CV log loss", sz.folds)
 		}
-		t.Add(p.name, p.label, objective, sp.train.N, sp.val.N, sp.test.N, p.budget, cfg.N1, cfg.N2, p.epochs, cfg.Repeats, p.describe)
+		t.Add(p.name, p.label, objective, sz.train, sz.val, sz.test, p.budget, cfg.N1, cfg.N2, p.epochs, cfg.Repeats, p.describe)
 	}
 	return t
 }
