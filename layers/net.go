@@ -180,6 +180,9 @@ func NewPass(m Mode) *Pass { return &Pass{Mode: m} }
 // Training reports whether the pass trains.
 func (p *Pass) Training() bool { return p != nil && p.Mode == Train }
 
+// Dropout reports whether the pass has dropout masks to draw.
+func (p *Pass) Dropout() bool { return p != nil && len(p.masks) > 0 }
+
 // StatNodes are the batch statistics that Update reads; compile them with the loss.
 func (p *Pass) StatNodes() []*G.Node {
 	var out []*G.Node

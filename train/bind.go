@@ -62,6 +62,21 @@ type evalBatch struct {
 // when 0), with classes outputs (0: len(d.Classes)). The programs read m's parameters, so
 // an Evaluate after training sees the trained weights.
 func NewEvaluator(m layers.Model, d *datasets.Dataset, classes, batch int) (*Evaluator, error) {
+	return NewEvaluatorMode(m, d, classes, batch, layers.Eval)
+}
+
+// NewEvaluatorMode is NewEvaluator with the forward passes in mode. layers.Train evaluates as
+// PyTorch code that never calls model.eval() does: batch-norm normalizes each batch by its own
+// statistics (so the batch size is part of the result) and its running averages are neither
+// read nor updated. A model with dropout is refused in training mode: its masks would have to
+// be drawn, and an accuracy would be random.
+func NewEvaluatorMode(m layers.Model, d *datasets.Dataset, classes, batch int, mode layers.Mode) (*Evaluator, error) {
+	if m == nil {
+		return nil, fmt.Errorf("train: evaluator of a nil model")
+	}
+	if mode != layers.Eval && mode != layers.Train {
+		return nil, fmt.Errorf("train: evaluator mode %d", mode)
+	}
 	if d == nil || d.N == 0 {
 		return nil, fmt.Errorf("train: evaluator on an empty dataset")
 	}
@@ -77,7 +92,7 @@ func NewEvaluator(m layers.Model, d *datasets.Dataset, classes, batch int) (*Eva
 		for i := range idx {
 			idx[i] = start + i
 		}
-		b, err := newEvalBatch(m, d.Subset(idx), classes)
+		b, err := newEvalBatch(m, d.Subset(idx), classes, mode)
 		if err != nil {
 			return nil, err
 		}
@@ -87,14 +102,18 @@ func NewEvaluator(m layers.Model, d *datasets.Dataset, classes, batch int) (*Eva
 	return e, nil
 }
 
-func newEvalBatch(m layers.Model, sub *datasets.Dataset, classes int) (evalBatch, error) {
+func newEvalBatch(m layers.Model, sub *datasets.Dataset, classes int, mode layers.Mode) (evalBatch, error) {
 	x, y, err := Bind(m.Net(), sub, classes, "eval")
 	if err != nil {
 		return evalBatch{}, err
 	}
-	logits, err := m.Logits(x, layers.NewPass(layers.Eval))
+	pass := layers.NewPass(mode)
+	logits, err := m.Logits(x, pass)
 	if err != nil {
 		return evalBatch{}, err
+	}
+	if pass.Dropout() {
+		return evalBatch{}, fmt.Errorf("train: a training-mode evaluation of a model with dropout")
 	}
 	loss, err := losses.CrossEntropy(logits, y)
 	if err != nil {

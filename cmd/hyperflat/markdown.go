@@ -69,7 +69,7 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 		}
 	}
 	if len(wdRuns) > 0 {
-		return writeTableC1(ctx, st, wdRuns, dir, command, stdout, stderr)
+		return writeTableC1(ctx, st, wdRuns, dir, stdout, stderr)
 	}
 	return exitOK
 }
@@ -139,7 +139,7 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 // writeTableC1 writes DIR/tablec1.md, tablec1.csv, tablec1_history.csv and the figures of
 // Table C.1 from the weightdecay runs infos, reading their done cells (nothing is recomputed,
 // and no dataset is read).
-func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir, command string, stdout, stderr io.Writer) int {
+func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir string, stdout, stderr io.Writer) int {
 	fail := func(err error) int { return reportFail(stderr, err) }
 	var runs []weightdecay.StoredRun
 	for _, info := range infos {
@@ -147,7 +147,7 @@ func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir, 
 		if err != nil {
 			return fail(fmt.Errorf("run %d: %w", info.ID, err))
 		}
-		sr := weightdecay.StoredRun{ID: info.ID, Options: info.Options, Cells: info.Cells, CellSeconds: info.CellSeconds}
+		sr := weightdecay.StoredRun{ID: info.ID, Identity: info.Identity, Created: info.Created, Options: info.Options, Cells: info.Cells, CellSeconds: info.CellSeconds}
 		for _, c := range cells {
 			if c.Status == store.Done {
 				sr.Outputs = append(sr.Outputs, c.Outcome.Output)
@@ -162,13 +162,17 @@ func writeTableC1(ctx context.Context, st *store.Store, infos []store.Run, dir, 
 	if err != nil {
 		return fail(err)
 	}
+	md, err := t.Markdown() // names weightdecay.RegenerateCommand, not command: the same bytes from every store
+	if err != nil {
+		return fail(err)
+	}
 	mdPath := filepath.Join(dir, "tablec1.md")
 	cells, hist, others := t.Cells(), t.History(), t.Others()
 	for _, f := range []struct {
 		path  string
 		write func(io.Writer) error
 	}{
-		{mdPath, func(w io.Writer) error { _, err := w.Write(t.Markdown(command)); return err }},
+		{mdPath, func(w io.Writer) error { _, err := w.Write(md); return err }},
 		{filepath.Join(dir, "tablec1.csv"), cells.WriteCSV},
 		{filepath.Join(dir, "tablec1_history.csv"), hist.WriteCSV},
 		{filepath.Join(dir, "tablec1_others.csv"), others.WriteCSV},

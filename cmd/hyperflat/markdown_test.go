@@ -161,8 +161,8 @@ func TestReportMarkdownTableC1(t *testing.T) {
 	if n := strings.Count(string(md), "| not yet run |"); n != 5 {
 		t.Errorf("tablec1.md lists %d pairs as not yet run, want 5:\n%s", n, md)
 	}
-	for _, want := range []string{"| linear / MNIST | 0.", "(ζ 100 100)", "2 of 2 (run 1) |", "min-norm, final-model selection", "+12%",
-		"hyperflat report --out", "| 1 | linear / MNIST | quick | offline | – | 5 × 3 |"} {
+	for _, want := range []string{"| linear / MNIST | clean, offline; 5 × 3 steps; η 0.001; 200 test images | 0.", "(ζ 100 100)", "2 of 2 (run ",
+		"min-norm, final-model selection", "improves final test accuracy by 12%", "## Verdict", "`hyperflat import --store tablec1.db docs/reproduction/runs/weightdecay-*.jsonl.gz && ", "| linear / MNIST | quick | clean, offline | – | 5 × 3 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("tablec1.md lacks %q:\n%s", want, md)
 		}

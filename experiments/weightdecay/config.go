@@ -5,6 +5,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/hypergrad"
+	"github.com/hyperflat/hyperflat/layers"
 	"gorgonia.org/tensor"
 )
 
@@ -51,20 +52,22 @@ type Config struct {
 	// Online runs Eq. 7 by Algorithm C.3, run_fit's online=True in weight_decay.py: a λ step
 	// on ζη²‖a_t‖ at every inner step instead of one on (ζη²/2)·√(Σ_t‖a_t‖²) per hyper-step
 	// (offline, the code's default and this one's). Eq. 1 (ζ = 0) is the same either way.
-	// omitempty, like T1T2's: runs stored before these flags existed keep their identity.
+	// omitempty: runs stored before the flag existed keep their identity.
 	Online bool `flag:"online" json:"online,omitempty" default:"false" usage:"Eq. 7 online (Algorithm C.3: a λ step on ζη²‖a_t‖ every inner step) instead of offline"`
-	// T1T2 is the validation risk's hypergradient: lookahead, the exact gradient of
-	// λ ↦ R̂_V(θ − η∇_θR̂_T(θ, λ)), −ηθ⊙∇R̂_V at the look-ahead point; or authors, what
-	// weight_decay.py computes, −ηθ⊙∇R̂_V(θ) at the current θ. They agree to first order in η.
-	// lookahead, the default, is stored as "" (Finish writes it so; see Online), which is why
-	// the field has no choices tag: Finish checks the value.
-	T1T2 string `flag:"t1t2" json:"t1t2,omitempty" default:"" derived:"lookahead" usage:"T1-T2 risk hypergradient: lookahead (-ηθ⊙∇R_V one step ahead, exact) or authors (-ηθ⊙∇R_V(θ) at the current θ, as weight_decay.py)"`
+	// Protocol is clean, this package's reading of the paper (the look-ahead T1–T2
+	// hypergradient, BatchNorm evaluated in eval mode with its running statistics, in batches of
+	// 500), or authors, what weight_decay.py does: the T1–T2 term −ηθ⊙∇R̂_V(θ) at the current
+	// iterate, and every accuracy computed with BatchNorm in training mode (the code never
+	// calls model.eval()) on the code's batches: the 50 validation images at once, the test set
+	// in DataLoader batches of 50 (MNIST) or 4 (CIFAR-10). docs/reproduction/weightdecay-protocol.md
+	// lists every difference that remains.
+	Protocol string `flag:"protocol" json:"protocol" default:"clean" choices:"clean,authors" usage:"clean (look-ahead T1-T2, eval-mode BatchNorm) or authors (weight_decay.py: T1-T2 at the current θ, training-mode BatchNorm on its batches)"`
 }
 
-// The --t1t2 values; lookahead is stored as "".
+// The --protocol values.
 const (
-	t1t2LookAhead = "lookahead"
-	t1t2Authors   = "authors"
+	protocolClean   = "clean"
+	protocolAuthors = "authors"
 )
 
 // DefaultConfig returns the preset's configuration (quick or paper) for the default model and
@@ -78,14 +81,10 @@ func DefaultConfig(preset string) *Config {
 	return opt.Config.(*Config)
 }
 
-// Finish fills the quick preset's zero fields from the model and the dataset, stores --t1t2
-// lookahead as "", then validates.
+// Finish fills the quick preset's zero fields from the model and the dataset, then validates.
 func (c *Config) Finish(preset string) error {
 	if preset == experiments.Quick {
 		c.deriveQuick()
-	}
-	if c.T1T2 == t1t2LookAhead {
-		c.T1T2 = ""
 	}
 	return c.validate()
 }
@@ -135,8 +134,8 @@ func (c *Config) validate() error {
 	if c.Dtype != "float32" && c.Dtype != "float64" {
 		return experiments.FlagErrorf("dtype", "%q: want float32 or float64", c.Dtype)
 	}
-	if c.T1T2 != "" && c.T1T2 != t1t2Authors {
-		return experiments.FlagErrorf("t1t2", "%q: want one of lookahead, authors", c.T1T2)
+	if c.Protocol != protocolClean && c.Protocol != protocolAuthors {
+		return experiments.FlagErrorf("protocol", "%q: want clean or authors", c.Protocol)
 	}
 	if len(c.Zetas) == 0 {
 		return experiments.FlagErrorf("zetas", "is empty: want comma-separated positive numbers")
@@ -180,12 +179,41 @@ func (c *Config) dtype() tensor.Dtype {
 	return tensor.Float32
 }
 
-// t1t2 is the T1–T2 form Bilevel takes.
+func (c *Config) authors() bool { return c.Protocol == protocolAuthors }
+
+// t1t2 is the T1–T2 form Bilevel takes: the authors' at the current iterate, or the exact
+// look-ahead derivative.
 func (c *Config) t1t2() hypergrad.T1T2Form {
-	if c.T1T2 == t1t2Authors {
+	if c.authors() {
 		return hypergrad.AtCurrent
 	}
 	return hypergrad.LookAhead
+}
+
+// evaluation is how a protocol computes the accuracies it logs: BatchNorm's mode and the
+// batch sizes of the validation (and selection) images and of the test set.
+type evaluation struct {
+	mode             layers.Mode
+	valBatch, tBatch int
+}
+
+// cleanBatch is the clean protocol's evaluation batch: with eval-mode BatchNorm the batch
+// size changes nothing but the memory in flight.
+const cleanBatch = 500
+
+// evaluation is the protocol's. The authors' get_accuracy runs the model on the whole
+// validation set at once, and get_test_stats on fetch_MNIST_data's DataLoader batches of 50
+// or fetch_CIFAR_data's of 4, all in training mode: BatchNorm normalizes each batch by its
+// own statistics, so the batch size is part of the result.
+func (c *Config) evaluation() evaluation {
+	if !c.authors() {
+		return evaluation{layers.Eval, cleanBatch, cleanBatch}
+	}
+	e := evaluation{layers.Train, 0, 50} // 0: the whole set in one batch
+	if c.Dataset == "cifar10" {
+		e.tBatch = 4
+	}
+	return e
 }
 
 // penalty is the Bilevel regularizer's weight and form for the grid's ζ, as run_fit scales it:

@@ -43,18 +43,31 @@
 // online`), so its runs are the offline ones. Offline, the code's default, is the default
 // here too: it is what the reported experiments ran unless the authors passed --online.
 //
-// --t1t2 chooses where the T1–T2 term reads the validation gradient. The paper only names
-// the T1–T2 approximation, whose standard form differentiates R̂_V after one more training
-// step: ∇_λR̂_V(θ') with θ' = θ − η(∇_θR̂_T(θ) + λ⊙θ), which for per-entry decay is
-// −η θ⊙∇_θR̂_V(θ') (lookahead, the default, hypergrad.NewT1T2: an exact derivative, checked
-// against finite differences). The authors' code computes `wd.grad += -lr * p * p.grad` with
-// p.grad the validation gradient at the current, last iterate — "identity approximation to
-// the Hessian" of Lorraine et al. (2019), its comment says — that is −η θ⊙∇_θR̂_V(θ) (authors,
+// # The two protocols
+//
+// --protocol clean (the default) and authors differ in two places.
+//
+// Where the T1–T2 term reads the validation gradient. The paper only names the T1–T2
+// approximation, whose standard form differentiates R̂_V after one more training step:
+// ∇_λR̂_V(θ') with θ' = θ − η(∇_θR̂_T(θ) + λ⊙θ), which for per-entry decay is
+// −η θ⊙∇_θR̂_V(θ') (clean, hypergrad.NewT1T2: an exact derivative, checked against finite
+// differences). The authors' code computes `wd.grad += -lr * p * p.grad` with p.grad the
+// validation gradient at the current, last iterate — "identity approximation to the Hessian"
+// of Lorraine et al. (2019), its comment says — that is −η θ⊙∇_θR̂_V(θ) (authors,
 // hypergrad.NewT1T2AtCurrent). The two agree to first order in η and exactly where
 // ∇_θR̂_T + λ⊙θ = 0; their difference is O(η²) — for a quadratic R̂_V exactly
-// η² θ⊙∇²R̂_V(∇_θR̂_T + λ⊙θ) — against the term's O(η). Lookahead stays the default because runs
-// stored before the flag existed computed it (their identity and numbers are unchanged);
-// authors is the form to set beside the authors' published numbers.
+// η² θ⊙∇²R̂_V(∇_θR̂_T + λ⊙θ) — against the term's O(η).
+//
+// How accuracies are computed. weight_decay.py never calls model.eval(), so its ResNets'
+// BatchNorm normalizes every evaluated batch by that batch's own statistics: the validation
+// images in one batch of 50 (get_accuracy), the test set in the DataLoader's batches of 50
+// (MNIST) or 4 (CIFAR-10) (get_test_stats). The authors protocol evaluates so
+// (train.NewEvaluatorMode in training mode); clean evaluates in eval mode, with the running
+// statistics, in batches of 500. An authors-protocol ResNet logs its validation and test
+// accuracy both ways at every hyper-step, so the effect of the BatchNorm mode is measured on
+// the same weights. The linear model has no BatchNorm: for it the protocols differ in the
+// T1–T2 term alone. docs/reproduction/weightdecay-protocol.md lists every remaining
+// difference from the authors' code.
 //
 // Methods compared on each replicate (Table C.1): Eq. 1; Eq. 7 at the ζ of the grid with the
 // best selection-image accuracy; Eq. 7 at the ζ with the best test accuracy (the paper's

@@ -16,11 +16,16 @@ import (
 )
 
 // checkpoint is what one hyper-step logs, as compute_and_log_statistics in weight_decay.py
-// (plus the selection images' accuracy, which picks ζ without the test set).
+// (plus the selection images' accuracy, which picks ζ without the test set). The accuracies
+// are the protocol's (Config.evaluation); a ResNet under the authors' protocol also logs its
+// validation and test accuracy as the clean protocol computes them (eval-mode BatchNorm) in
+// valEval and testEval, NaN otherwise: the same weights scored both ways measure what the
+// BatchNorm mode alone changes.
 type checkpoint struct {
 	step                     int
 	valAcc, testAcc, selAcc  float64
 	testLoss, distance, norm float64
+	valEval, testEval        float64
 }
 
 // fit is one bilevel optimization: a replicate at one ζ (run_fit in weight_decay.py).
@@ -29,6 +34,14 @@ type fit struct {
 	zeta      float64
 	history   []checkpoint
 	seconds   float64
+}
+
+// sameCheckpoint tells whether two checkpoints hold the same numbers, NaN equal to NaN (the
+// eval-mode accuracies a run does not log).
+func sameCheckpoint(a, b checkpoint) bool {
+	eq := func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) }
+	return a.step == b.step && eq(a.valAcc, b.valAcc) && eq(a.testAcc, b.testAcc) && eq(a.selAcc, b.selAcc) &&
+		eq(a.testLoss, b.testLoss) && eq(a.distance, b.distance) && eq(a.norm, b.norm) && eq(a.valEval, b.valEval) && eq(a.testEval, b.testEval)
 }
 
 func (f fit) final() checkpoint { return f.history[len(f.history)-1] }
@@ -47,7 +60,7 @@ func runFit(ctx context.Context, cfg *Config, d *subsets, replicate int, zeta fl
 	if err != nil {
 		return out, err
 	}
-	logCheckpoint, err := newLogger(m, d, &out.history)
+	logCheckpoint, err := newLogger(m, d, cfg, &out.history)
 	if err != nil {
 		return out, err
 	}
@@ -139,23 +152,36 @@ func NewChain(m layers.FeatureModel, trainSet, valSet *datasets.Dataset, lr floa
 }
 
 // newLogger returns the hyper-step hook that appends a checkpoint to history: the accuracies
-// on the validation, selection and test images, the test loss, the regularizer √Σ_t‖a_t‖² and
-// the weight norm.
-func newLogger(m layers.FeatureModel, d *subsets, history *[]checkpoint) (func(context.Context, hypergrad.HyperStep) error, error) {
-	evalVal, err := train.NewEvaluator(m, d.val, m.Head().Out, 500)
+// on the validation, selection and test images as cfg's protocol evaluates them, the test
+// loss, the regularizer √Σ_t‖a_t‖² and the weight norm.
+func newLogger(m layers.FeatureModel, d *subsets, cfg *Config, history *[]checkpoint) (func(context.Context, hypergrad.HyperStep) error, error) {
+	ev := cfg.evaluation()
+	k := m.Head().Out
+	evalVal, err := train.NewEvaluatorMode(m, d.val, k, ev.valBatch, ev.mode)
 	if err != nil {
 		return nil, err
 	}
-	evalSel, err := train.NewEvaluator(m, d.sel, m.Head().Out, 500)
+	evalSel, err := train.NewEvaluatorMode(m, d.sel, k, ev.valBatch, ev.mode)
 	if err != nil {
 		return nil, err
 	}
-	evalTest, err := train.NewEvaluator(m, d.test, m.Head().Out, 500)
+	evalTest, err := train.NewEvaluatorMode(m, d.test, k, ev.tBatch, ev.mode)
 	if err != nil {
 		return nil, err
+	}
+	// The BatchNorm comparison: only a model with BatchNorm has one, only a protocol that
+	// does not already evaluate in eval mode needs it.
+	var cleanVal, cleanTest *train.Evaluator
+	if cfg.resnet() && ev.mode != layers.Eval {
+		if cleanVal, err = train.NewEvaluator(m, d.val, k, cleanBatch); err != nil {
+			return nil, err
+		}
+		if cleanTest, err = train.NewEvaluator(m, d.test, k, cleanBatch); err != nil {
+			return nil, err
+		}
 	}
 	return func(ctx context.Context, h hypergrad.HyperStep) error {
-		c := checkpoint{step: h.Step, distance: h.Distance}
+		c := checkpoint{step: h.Step, distance: h.Distance, valEval: math.NaN(), testEval: math.NaN()}
 		var err error
 		if c.valAcc, _, err = evalVal.Evaluate(ctx); err != nil {
 			return err
@@ -165,6 +191,14 @@ func newLogger(m layers.FeatureModel, d *subsets, history *[]checkpoint) (func(c
 		}
 		if c.testAcc, c.testLoss, err = evalTest.Evaluate(ctx); err != nil {
 			return err
+		}
+		if cleanVal != nil {
+			if c.valEval, _, err = cleanVal.Evaluate(ctx); err != nil {
+				return err
+			}
+			if c.testEval, _, err = cleanTest.Evaluate(ctx); err != nil {
+				return err
+			}
 		}
 		c.norm = weightNorm(m.Net())
 		*history = append(*history, c)

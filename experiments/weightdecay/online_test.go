@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,10 +15,10 @@ import (
 	"github.com/hyperflat/hyperflat/layers"
 )
 
-// TestOnlineT1T2Identity checks that --online and --t1t2 leave the default configuration's
-// stored form, hence the identity of runs stored before they existed, unchanged (--t1t2
-// lookahead is the default, spelled out), and that their other values change it.
-func TestOnlineT1T2Identity(t *testing.T) {
+// TestProtocolIdentity checks that --online leaves the default configuration's stored form
+// unchanged, and that --online and --protocol authors change the identity; a protocol not
+// known is refused, by the flag and by Finish.
+func TestProtocolIdentity(t *testing.T) {
 	e := Experiment()
 	id := func(flags map[string]string) (string, []byte) {
 		t.Helper()
@@ -38,28 +38,49 @@ func TestOnlineT1T2Identity(t *testing.T) {
 		return s, b
 	}
 	base, stored := id(nil)
-	for _, key := range []string{`"online"`, `"t1t2"`} {
-		if strings.Contains(string(stored), key) {
-			t.Errorf("the default configuration stores %s: %s", key, stored)
-		}
+	if strings.Contains(string(stored), `"online"`) || !strings.Contains(string(stored), `"protocol":"clean"`) {
+		t.Errorf("the default configuration stores %s", stored)
 	}
-	if s, _ := id(map[string]string{"t1t2": "lookahead", "online": "false"}); s != base {
-		t.Errorf("--t1t2 lookahead --online=false has identity %s, the default %s", s, base)
+	if s, _ := id(map[string]string{"protocol": "clean", "online": "false"}); s != base {
+		t.Errorf("--protocol clean --online=false has identity %s, the default %s", s, base)
 	}
-	for _, flags := range []map[string]string{{"t1t2": "authors"}, {"online": "true"}} {
+	for _, flags := range []map[string]string{{"protocol": "authors"}, {"online": "true"}} {
 		if s, _ := id(flags); s == base {
 			t.Errorf("%v leaves the identity %s unchanged", flags, s)
 		}
 	}
-	if cfg, err := e.Configure(experiments.Quick, map[string]string{"t1t2": "current"}); err == nil {
+	if cfg, err := e.Configure(experiments.Quick, map[string]string{"protocol": "lookahead"}); err == nil {
 		if err := cfg.Finish(experiments.Quick); err == nil {
-			t.Error("--t1t2 current accepted")
+			t.Error("--protocol lookahead accepted")
 		}
 	}
 	c := DefaultConfig(experiments.Quick)
-	c.T1T2 = "current"
+	c.Protocol = "current"
 	if err := c.Finish(experiments.Quick); err == nil {
-		t.Error("a stored t1t2 \"current\" passed Finish")
+		t.Error("a stored protocol \"current\" passed Finish")
+	}
+}
+
+// TestEvaluation pins the authors' evaluation to weight_decay.py's: training-mode BatchNorm,
+// the validation images in one batch (get_accuracy), the test set in fetch_MNIST_data's
+// DataLoader batches of 50 and fetch_CIFAR_data's of 4; the clean protocol's eval mode.
+func TestEvaluation(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, dataset string
+		want              evaluation
+	}{
+		{protocolAuthors, "mnist", evaluation{layers.Train, 0, 50}},
+		{protocolAuthors, "cifar10", evaluation{layers.Train, 0, 4}},
+		{protocolClean, "mnist", evaluation{layers.Eval, 500, 500}},
+		{protocolClean, "cifar10", evaluation{layers.Eval, 500, 500}},
+	} {
+		c := &Config{Protocol: tc.protocol, Dataset: tc.dataset}
+		if got := c.evaluation(); got != tc.want {
+			t.Errorf("%s on %s: %+v, want %+v", tc.protocol, tc.dataset, got, tc.want)
+		}
+	}
+	if (&Config{Protocol: protocolAuthors}).t1t2() != hypergrad.AtCurrent || (&Config{Protocol: protocolClean}).t1t2() != hypergrad.LookAhead {
+		t.Error("authors must take the T1–T2 term at the current θ, clean the look-ahead one")
 	}
 }
 
@@ -128,7 +149,7 @@ func tinyFit(t *testing.T) (*Config, *subsets, layers.FeatureModel, *hypergrad.C
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, 12))
 	d := &subsets{train: tinySet(rng, 7, 5), val: tinySet(rng, 6, 5), sel: tinySet(rng, 5, 5), test: tinySet(rng, 9, 5)}
-	cfg := &Config{Model: "linear", Dataset: "mnist", Dtype: "float64", LR: 0.05, OuterLR: 0.01, InnerSteps: 3, OuterSteps: 2}
+	cfg := &Config{Model: "linear", Dataset: "mnist", Dtype: "float64", LR: 0.05, OuterLR: 0.01, InnerSteps: 3, OuterSteps: 2, Protocol: protocolClean}
 	m, err := buildModel(cfg, d, 13)
 	if err != nil {
 		t.Fatal(err)
@@ -202,11 +223,12 @@ func TestChainT1T2Forms(t *testing.T) {
 }
 
 // TestRunFitOnline runs runFit on tiny data in every mode: at ζ = 0 online is offline exactly
-// (weight_decay.py takes no online step then), at ζ > 0 it differs, and so does --t1t2 authors.
+// (weight_decay.py takes no online step then), at ζ > 0 it differs, and so does --protocol
+// authors.
 func TestRunFitOnline(t *testing.T) {
-	history := func(online bool, t1t2 string, zeta float64) []checkpoint {
+	history := func(online bool, protocol string, zeta float64) []checkpoint {
 		cfg, d, _, _, _ := tinyFit(t)
-		cfg.Online, cfg.T1T2 = online, t1t2
+		cfg.Online, cfg.Protocol = online, protocol
 		f, err := runFit(context.Background(), cfg, d, 0, zeta, 13)
 		if err != nil {
 			t.Fatal(err)
@@ -216,18 +238,18 @@ func TestRunFitOnline(t *testing.T) {
 		}
 		return f.history
 	}
-	if a, b := history(false, "", 0), history(true, "", 0); !reflect.DeepEqual(a, b) {
+	if a, b := history(false, protocolClean, 0), history(true, protocolClean, 0); !slices.EqualFunc(a, b, sameCheckpoint) {
 		t.Errorf("ζ = 0: offline %+v, online %+v", a, b)
 	}
 	const zeta = 5e5 // ζη² = 1250 with η = 0.05: large enough to move λ within 2 hyper-steps of 3 steps
-	base := history(false, "", zeta)
+	base := history(false, protocolClean, zeta)
 	for _, mode := range []struct {
-		online bool
-		t1t2   string
-	}{{true, ""}, {false, t1t2Authors}, {true, t1t2Authors}} {
-		h := history(mode.online, mode.t1t2, zeta)
+		online   bool
+		protocol string
+	}{{true, protocolClean}, {false, protocolAuthors}, {true, protocolAuthors}} {
+		h := history(mode.online, mode.protocol, zeta)
 		if last, first := h[len(h)-1], base[len(base)-1]; last.norm == first.norm && last.testLoss == first.testLoss {
-			t.Errorf("online=%v t1t2=%q: the same final weights as the default", mode.online, mode.t1t2)
+			t.Errorf("online=%v protocol=%q: the same final weights as the default", mode.online, mode.protocol)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
@@ -92,6 +93,10 @@ type checkpointJSON struct {
 	TestLoss experiments.F64 `json:"test_loss"`
 	Distance experiments.F64 `json:"distance"`
 	Norm     experiments.F64 `json:"norm"`
+	// ValEval and TestEval are the eval-mode BatchNorm accuracies an authors-protocol ResNet
+	// logs besides (checkpoint.valEval); absent elsewhere.
+	ValEval  *experiments.F64 `json:"val_acc_eval_mode,omitempty"`
+	TestEval *experiments.F64 `json:"test_acc_eval_mode,omitempty"`
 }
 
 type fitJSON struct {
@@ -104,16 +109,31 @@ type fitJSON struct {
 func (f fit) toJSON() fitJSON {
 	type F = experiments.F64
 	out := fitJSON{Replicate: f.replicate, Zeta: F(f.zeta), Seconds: F(f.seconds)}
+	opt := func(x float64) *F {
+		if math.IsNaN(x) {
+			return nil
+		}
+		v := F(x)
+		return &v
+	}
 	for _, c := range f.history {
-		out.History = append(out.History, checkpointJSON{c.step, F(c.valAcc), F(c.testAcc), F(c.selAcc), F(c.testLoss), F(c.distance), F(c.norm)})
+		out.History = append(out.History, checkpointJSON{c.step, F(c.valAcc), F(c.testAcc), F(c.selAcc), F(c.testLoss), F(c.distance), F(c.norm),
+			opt(c.valEval), opt(c.testEval)})
 	}
 	return out
 }
 
 func (j fitJSON) fit() fit {
 	f := fit{replicate: j.Replicate, zeta: float64(j.Zeta), seconds: float64(j.Seconds)}
+	opt := func(x *experiments.F64) float64 {
+		if x == nil {
+			return math.NaN()
+		}
+		return float64(*x)
+	}
 	for _, c := range j.History {
-		f.history = append(f.history, checkpoint{c.Step, float64(c.ValAcc), float64(c.TestAcc), float64(c.SelAcc), float64(c.TestLoss), float64(c.Distance), float64(c.Norm)})
+		f.history = append(f.history, checkpoint{c.Step, float64(c.ValAcc), float64(c.TestAcc), float64(c.SelAcc), float64(c.TestLoss), float64(c.Distance), float64(c.Norm),
+			opt(c.ValEval), opt(c.TestEval)})
 	}
 	return f
 }

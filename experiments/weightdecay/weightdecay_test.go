@@ -59,7 +59,7 @@ func TestQuickDerived(t *testing.T) {
 		if err := c.Finish(experiments.Quick); err != nil {
 			t.Fatal(err)
 		}
-		tc.want.Model, tc.want.Dataset, tc.want.Dtype, tc.want.OuterLR, tc.want.Images = c.Model, c.Dataset, "float32", 0.01, 50
+		tc.want.Model, tc.want.Dataset, tc.want.Dtype, tc.want.OuterLR, tc.want.Images, tc.want.Protocol = c.Model, c.Dataset, "float32", 0.01, 50, protocolClean
 		if !reflect.DeepEqual(*c, tc.want) {
 			t.Errorf("quick %v:\n got %+v\nwant %+v", tc.flags, *c, tc.want)
 		}
