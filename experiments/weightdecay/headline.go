@@ -11,7 +11,7 @@ import (
 // comparison is one line of the paper's headline: Eq. 7, with ζ chosen one way (eq7 or
 // oracle), over a baseline (the heuristic in either reading, or Eq. 1).
 type comparison struct {
-	a, b         string // methods: eq7, oracle; minnorm_ckpt, minnorm_final, eq1
+	a, b          string // methods: eq7, oracle; minnorm_ckpt, minnorm_final, eq1
 	label, versus string
 }
 

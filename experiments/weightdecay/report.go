@@ -27,7 +27,7 @@ type StoredRun struct {
 	Identity string
 	Created  time.Time
 	Options  json.RawMessage
-	Outputs []json.RawMessage
+	Outputs  []json.RawMessage
 	// Cells is the number of cells of its plan; Wall its wall time (first claim to last
 	// completion), CellSeconds the sum of its cells' seconds.
 	Cells       int
@@ -47,12 +47,12 @@ type storedPair struct {
 	run StoredRun
 	// names are the stored runs it comes from (StoredRun.name): one, or several merged (merge).
 	names []string
-	opt  experiments.Options
-	cfg  *Config
-	done []fit
-	fits []fit
-	p    *pair
-	res  *experiments.Result
+	opt   experiments.Options
+	cfg   *Config
+	done  []fit
+	fits  []fit
+	p     *pair
+	res   *experiments.Result
 }
 
 // variant names the run's protocol and algorithm: "authors" or "clean" (Config.Protocol),
