@@ -3,6 +3,7 @@ package weightdecay
 import (
 	"math"
 
+	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/hypergrad"
 	"github.com/hyperflat/hyperflat/layers"
@@ -178,6 +179,18 @@ func (c *Config) dtype() tensor.Dtype {
 	}
 	return tensor.Float32
 }
+
+// available is the number of test images the dataset's files hold (datasets.Lookup): 10000
+// for MNIST, 1000 for the partial CIFAR-10 here.
+func (c *Config) available() int {
+	if info, ok := datasets.Lookup(c.Dataset); ok && info.TestRows > 0 {
+		return info.TestRows
+	}
+	return c.TestRows
+}
+
+// testRows is the number of test images a run evaluates: --test-rows, at most the test set.
+func (c *Config) testRows() int { return min(c.TestRows, c.available()) }
 
 func (c *Config) authors() bool { return c.Protocol == protocolAuthors }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -250,6 +252,55 @@ func TestRunFitOnline(t *testing.T) {
 		h := history(mode.online, mode.protocol, zeta)
 		if last, first := h[len(h)-1], base[len(base)-1]; last.norm == first.norm && last.testLoss == first.testLoss {
 			t.Errorf("online=%v protocol=%q: the same final weights as the default", mode.online, mode.protocol)
+		}
+	}
+}
+
+// TestAuthorsDraw checks the authors' MNIST images: authorsMNIST is what
+// testdata/torchdraw.py prints under the python3 that has torch (skipped without one), 100
+// distinct training indices; the authors protocol puts them first, whatever the seed, then the
+// seed's permutation of the rest; and it refuses other set sizes and a partial split.
+func TestAuthorsDraw(t *testing.T) {
+	seen := map[int]bool{}
+	for _, i := range authorsMNIST {
+		if i < 0 || i >= 60000 || seen[i] {
+			t.Fatalf("authorsMNIST has %d twice or out of range", i)
+		}
+		seen[i] = true
+	}
+	perm := rand.New(rand.NewPCG(3, 4)).Perm(60000)
+	order, err := authorsOrder(perm, 50, 60000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 60000 || !slices.Equal(order[:100], authorsMNIST[:]) {
+		t.Fatalf("authorsOrder: %d indices, first 100 %v", len(order), order[:min(100, len(order))])
+	}
+	rest := slices.DeleteFunc(slices.Clone(perm), func(i int) bool { return seen[i] })
+	if !slices.Equal(order[100:], rest) {
+		t.Error("after the authors' 100 images, authorsOrder does not follow the seed's permutation")
+	}
+	if _, err := authorsOrder(perm, 40, 60000); err == nil {
+		t.Error("--images 40 accepted under the authors' draw")
+	}
+	if _, err := authorsOrder(perm[:1000], 50, 1000); err == nil {
+		t.Error("a 1000-image split accepted under the authors' draw")
+	}
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s has no torch (python3-torch): %v", py, err)
+	}
+	out, err := exec.Command(py, "testdata/torchdraw.py", "60000").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) != len(authorsMNIST) {
+		t.Fatalf("torchdraw.py printed %d indices, want %d", len(fields), len(authorsMNIST))
+	}
+	for k, f := range fields {
+		if f != strconv.Itoa(authorsMNIST[k]) {
+			t.Fatalf("index %d: torchdraw.py %s, authorsMNIST %d", k, f, authorsMNIST[k])
 		}
 	}
 }

@@ -1,0 +1,16 @@
+package weightdecay
+
+// authorsMNIST are the training-split indices of the 50 training images (the first 50) and the
+// 50 validation images (the next 50) that weight_decay.py's fetch_MNIST_data draws under
+// seed_everything(0), as testdata/torchdraw.py replays the draw (python3 torchdraw.py 60000;
+// TestAuthorsDraw checks this table against it where python3 has torch).
+var authorsMNIST = [100]int{
+	14933, 54196, 55261, 12633, 51455, 41773, 25477, 38177, 4037, 14546, 56046, 15732, 22066,
+	33169, 46028, 22713, 8090, 17484, 53564, 43083, 23851, 8045, 7740, 24785, 18085, 47819,
+	9837, 37881, 52201, 23221, 833, 22954, 3283, 32367, 12812, 33854, 17087, 42202, 37464,
+	14118, 9696, 37700, 7207, 56969, 27499, 33880, 54540, 20093, 400, 39122, 11223, 23941,
+	41523, 49936, 563, 7101, 23292, 52565, 57147, 19094, 17043, 20579, 17369, 34334, 32194,
+	47482, 30470, 51355, 14161, 28808, 41800, 14394, 54828, 39621, 32479, 22816, 29925, 3817,
+	4664, 39016, 44024, 56713, 43743, 36574, 9121, 7518, 31847, 28592, 38511, 21600, 23692,
+	28465, 4683, 37676, 40256, 12935, 9365, 27894, 3137, 8790,
+}
