@@ -254,7 +254,7 @@ func TestVerdictPaperScale(t *testing.T) {
 		"| ResNet-18 / MNIST | authors, offline; width 1/16; 10 × 3 steps; η 0.001; 500 test images |",
 		"| linear / MNIST | authors, offline; 1000 × 100 steps; η 0.0001 |", "2 of 3 (run 01234567) |",
 		"| fedcba98 | ResNet-18 / MNIST | authors, offline; width 1/16; 10 × 3 steps; η 0.001; 500 test images | 2 | 0.520 → 0.620 (+10.0 points) |",
-		"moves Eq. 1's final test accuracy by ResNet-18 / MNIST +10.0 points (run fedcba98)",
+		"changes Eq. 1's final test accuracy by +10.0 points on ResNet-18 / MNIST (run fedcba98), and its final validation accuracy by +0.0 points",
 	} {
 		if !strings.Contains(md, w) {
 			t.Errorf("tablec1.md lacks %q:\n%s", w, md)
