@@ -13,7 +13,10 @@
 // random from the training split of MNIST or CIFAR-10, plus 50 selection images that this
 // package adds to pick ζ; the test split scores the result. MNIST is scaled to [0, 1],
 // CIFAR-10 normalized by mean 0.5, standard deviation 0.5 per channel. The images are drawn
-// once per run and shared by every replicate, as the code draws them under a fixed seed.
+// once per run and shared by every replicate, as the code draws them under a fixed seed; under
+// --protocol authors the MNIST training and validation images are the code's own (see
+// authorsMNIST), while CIFAR-10, of which the files here hold 1000 training and 1000 test
+// images, is drawn by the run's seed under both protocols.
 //
 // Model (load_model): a linear classifier, the main text's choice, or torchvision's untrained
 // ResNet-18 and ResNet-34 with their 1000-way head (one input channel on MNIST), the other
