@@ -99,7 +99,9 @@ func (t *TableC1) Figures(dir string) ([]string, error) {
 		for _, sp := range f.runs {
 			name := sp.title()
 			acc = append(acc, testPanel(sp.res.Table("history"), name))
-			gap = append(gap, gapPanel(sp.res.Table("steps"), name+fmt.Sprintf(", Spearman ρ = %.2f", sp.p.all.rho)))
+			// "ρ", not "Spearman ρ": SavePlots centres a title over the axes, so a
+			// title wider than them is clipped on the left (the ResNet panels' were).
+			gap = append(gap, gapPanel(sp.res.Table("steps"), name+fmt.Sprintf(", ρ = %.2f", sp.p.all.rho)))
 		}
 		for _, fig := range []struct {
 			name   string
@@ -122,7 +124,7 @@ func (sp *storedPair) title() string {
 		name += "s"
 	}
 	if sp.cfg.resnet() {
-		name += fmt.Sprintf(", width %g", sp.cfg.Width)
+		name += ", width " + widthText(sp.cfg.Width) // as the table writes it
 	}
 	return name + fmt.Sprintf(", %d×%d steps", sp.cfg.InnerSteps, sp.cfg.OuterSteps)
 }

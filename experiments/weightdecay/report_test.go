@@ -133,7 +133,9 @@ func TestTableC1(t *testing.T) {
 	// the means of Eq. 7 − checkpoint (−4, −1 points) are −4, −2.5 and −1; relative to the
 	// checkpoints', −5.7%, −3.7% and −1.5%; against the final-model reading, which picks
 	// replicate 1's 0.54 unless only replicate 0 is drawn (0.50), +16, +11 and +10.
-	for _, w := range []string{"| linear / MNIST | clean, offline; 10 × 3 steps; η 0.001 | 0.520 ± 0.028 | 0.650 ± 0.014 (ζ 1 2) | 0.660 ± 0.028 (ζ 2 2) | 0.675 ± 0.035 (hyper-steps 2 1) | 0.540 (replicate 1) | 2 of 3 (run 1) |",
+	for _, w := range []string{"| linear / MNIST | clean, offline; 10 × 3 steps; η 0.001; ζ grid 1,2 | 0.520 ± 0.028 | 0.650 ± 0.014 (ζ 1 2; the grid's smallest in 1, its largest in 1 of 2: not bracketed) | " +
+		"0.660 ± 0.028 (ζ 2 2; the grid's largest in 2 of 2: not bracketed) | 0.675 ± 0.035 (hyper-steps 2 1) | 0.540 (replicate 1) | 2 of 3 (run 1) |",
+		"brackets the test-oracle ζ (every replicate's choice interior to the grid) on 0 of 1 pairs; not on linear / MNIST",
 		"| ResNet-34 / CIFAR-10 | | not yet run |",
 		"| Eq. 7, ζ by selection images | min-norm, checkpoint selection | – | – | -2.5 [-4.0, -1.0] | -3.7% [-5.7, -1.5] |",
 		"| Eq. 7, ζ by selection images | min-norm, final-model selection | – | – | +11.0 [+10.0, +16.0] |",
@@ -251,8 +253,8 @@ func TestVerdictPaperScale(t *testing.T) {
 		"At paper scale, Eq. 7 with ζ chosen on the selection images ends -2.5 [-4.0, -1.0] points (-3.7% [-5.7, -1.5])",
 		"the headline's sign reproduces against final-model selection; it is reversed against checkpoint selection",
 		"| Eq. 7, ζ by selection images | min-norm, checkpoint selection | -2.5 [-4.0, -1.0] | -3.7% [-5.7, -1.5] |",
-		"| ResNet-18 / MNIST | authors, offline; width 1/16; 10 × 3 steps; η 0.001; 500 test images |",
-		"| linear / MNIST | authors, offline; 1000 × 100 steps; η 0.0001 |", "2 of 3 (run 01234567) |",
+		"| ResNet-18 / MNIST | authors, offline; width 1/16; 10 × 3 steps; η 0.001; 500 test images; ζ grid 1,2 |",
+		"| linear / MNIST | authors, offline; 1000 × 100 steps; η 0.0001; ζ grid 1,2 |", "2 of 3 (run 01234567) |",
 		"| fedcba98 | ResNet-18 / MNIST | authors, offline; width 1/16; 10 × 3 steps; η 0.001; 500 test images | 2 | 0.520 → 0.620 (+10.0 points) |",
 		"changes Eq. 1's final test accuracy by +10.0 points on ResNet-18 / MNIST (run fedcba98), and its final validation accuracy by +0.0 points",
 	} {
@@ -268,5 +270,23 @@ func TestVerdictPaperScale(t *testing.T) {
 	}
 	if mdb2, err := again.Markdown(); err != nil || string(mdb2) != md {
 		t.Errorf("renumbered runs give another tablec1.md (%v)", err)
+	}
+}
+
+// TestEdgeNote checks, on hand-made grids, when a ζ grid brackets the replicates' choices:
+// an interior choice says nothing; an end of the grid, or a grid of one ζ, is named.
+func TestEdgeNote(t *testing.T) {
+	for _, c := range []struct{ grid, chosen, want string }{
+		{"1,10,100,1000,3000,10000", "100 100 100 100 100", ""},
+		{"1,10,100,1000,3000,10000", "100 10000 100", "the grid's largest in 1 of 3: not bracketed"},
+		{"30,300", "300 300 300 300 300", "the grid's largest in 5 of 5: not bracketed"},
+		{"1,2,3", "1 3", "the grid's smallest in 1, its largest in 1 of 2: not bracketed"},
+		{"100", "100 100", "the grid's only ζ: not bracketed"},
+		{"1e+06,10,1000", "1e+06", "the grid's largest in 1 of 1: not bracketed"},
+		{"1,10", "", ""},
+	} {
+		if got := edgeNote(c.grid, c.chosen); got != c.want {
+			t.Errorf("edgeNote(%q, %q) = %q, want %q", c.grid, c.chosen, got, c.want)
+		}
 	}
 }
