@@ -100,7 +100,7 @@ func TestSlurmArray(t *testing.T) {
 	// 2. One task is cancelled midway and requeued.
 	dsn = testStore(t, "slurm2")
 	job = c.sbatch(t, dsn, append([]string{"shard"}, slurmArgs...)...)
-	shard, inFlight := waitShardMidway(t, dsn, deadline)
+	shard := waitShardMidway(t, dsn, deadline)
 	task := fmt.Sprintf("%s_%d", job, shard)
 	c.run(t, "scancel", task)
 	c.waitState(t, task, "CANCELLED", deadline)
@@ -122,13 +122,24 @@ func TestSlurmArray(t *testing.T) {
 			t.Fatalf("cells %v are still held 20 s after the cancel: SIGTERM should hand them back", held)
 		}
 	}
-	done := 0
-	for _, cl := range before {
-		if cl.Status == store.Done {
+	// The cells in flight at the cancel are those of the shard claimed but not done.
+	done, shardDone := 0, 0
+	var inFlight []string
+	for key, cl := range before {
+		switch {
+		case cl.Status == store.Done:
 			done++
+			if cl.Index%slurmShards == shard {
+				shardDone++
+			}
+		case cl.Index%slurmShards == shard && cl.Attempts > 0:
+			inFlight = append(inFlight, key)
 		}
 	}
-	t.Logf("cancelled task %s with cells %v in flight; %d of %d cells done", task, inFlight, done, len(before))
+	if shardDone == 0 || len(inFlight) == 0 {
+		t.Fatalf("task %s was cancelled with %d of its cells done and %v in flight; want one of each", task, shardDone, inFlight)
+	}
+	t.Logf("cancelled task %s with %d cells done and %v in flight; %d of %d cells of the run done", task, shardDone, inFlight, done, len(before))
 	c.run(t, "scontrol", "requeue", task)
 	// Slurm 22.05 makes a requeued job wait two minutes before it is eligible; an
 	// administrator's requeue may start it at once.
@@ -403,6 +414,9 @@ func (c *slurmCluster) waitState(t *testing.T, task, state string, deadline time
 	t.Helper()
 	waitFor(t, time.Until(deadline), task+" to be "+state, func() bool {
 		for _, f := range c.tasks(t, task) {
+			if got := f["JobState"]; got != state && slurmFinal[got] {
+				t.Fatalf("%s ended %s, not %s", task, got, state)
+			}
 			return f["JobState"] == state
 		}
 		return false
@@ -511,15 +525,15 @@ func testStore(t *testing.T, name string) string {
 	return dsn + sep + "search_path=" + schema
 }
 
-// waitShardMidway waits until some shard of the store's only run has a cell done and one
-// running, and returns the shard and the keys of its running cells.
-func waitShardMidway(t *testing.T, dsn string, deadline time.Time) (int, []string) {
+// waitShardMidway waits until some shard of the store's only run has a cell done, one
+// running and one not started, so that its task is still at work a moment later, and returns
+// the shard.
+func waitShardMidway(t *testing.T, dsn string, deadline time.Time) int {
 	t.Helper()
-	shard, running := -1, []string(nil)
-	waitFor(t, min(time.Until(deadline), 90*time.Second), "a shard with a cell done and one in flight", func() bool {
+	shard := -1
+	waitFor(t, min(time.Until(deadline), 90*time.Second), "a shard with a cell done, one in flight and one to go", func() bool {
 		cells := cellsByKey(t, dsn)
-		done := make([]int, slurmShards)
-		run := make([][]string, slurmShards)
+		var done, running, pending [slurmShards]int
 		finished := 0
 		for _, cl := range cells {
 			s := cl.Index % slurmShards
@@ -528,21 +542,23 @@ func waitShardMidway(t *testing.T, dsn string, deadline time.Time) (int, []strin
 				done[s]++
 				finished++
 			case store.Running:
-				run[s] = append(run[s], cl.Key)
+				running[s]++
+			case store.Pending:
+				pending[s]++
 			}
 		}
 		if len(cells) > 0 && finished == len(cells) {
 			t.Fatal("the run finished before a task could be cancelled midway: its cells are too short")
 		}
 		for s := range done {
-			if done[s] > 0 && len(run[s]) > 0 {
-				shard, running = s, run[s]
+			if done[s] > 0 && running[s] > 0 && pending[s] > 0 {
+				shard = s
 				return true
 			}
 		}
 		return false
 	})
-	return shard, running
+	return shard
 }
 
 // cellsByKey returns the cells of the store's only run (none before it is created).
