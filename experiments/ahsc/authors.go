@@ -47,25 +47,7 @@ const (
 // legacy Fisher–Yates of RandomState.shuffle, j = random_interval(i) for i = n−1 … 1
 // (numpy/random/mtrand.pyx _shuffle_raw; random_interval in distributions.c draws masked
 // 32-bit words, rejecting those above i).
-func npPermutation(seed uint32, n int) []int {
-	r := nprand.New(seed)
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	for i := n - 1; i > 0; i-- {
-		mask := uint32(i)
-		for s := uint(1); s < 32; s <<= 1 {
-			mask |= mask >> s
-		}
-		j := r.Uint32() & mask
-		for j > uint32(i) {
-			j = r.Uint32() & mask
-		}
-		p[i], p[j] = p[j], p[i]
-	}
-	return p
-}
+func npPermutation(seed uint32, n int) []int { return nprand.New(seed).Permutation(n) }
 
 // sklearnTrainTest is sklearn.model_selection.train_test_split(test_size=0.2,
 // random_state=seed, shuffle=True) without stratification, as bayesmark/sklearn_funcs.py
