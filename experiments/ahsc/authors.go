@@ -148,7 +148,10 @@ func AuthorsBayesmarkSpace() search.Space {
 	}
 }
 
-// AuthorsBayesmarkBuild builds MLPClassifier(solver="adam") for AuthorsBayesmarkSpace.
+// AuthorsBayesmarkBuild builds this package's MLP for AuthorsBayesmarkSpace
+// (--bayesmark-model hyperflat): BayesmarkBuild's model, trained by package train, its
+// early stopping the task's Holdout (sklearnHoldout). SklearnBayesmarkBuild is
+// scikit-learn's MLPClassifier itself, the authors' protocol's default.
 func AuthorsBayesmarkBuild(classes int, dt tensor.Dtype) Builder {
 	return mlpBuild(classes, dt, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
 		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
@@ -284,6 +287,9 @@ func authorsOpenMLSplit(data *datasets.Dataset, rng *rand.Rand, repeat int) (*sp
 func authorsTask(task *convexity.Task, p *problem, method string, weights uint64) {
 	switch p.group {
 	case bayesmark:
+		if p.sklearn {
+			break // the model holds out its own validation_fraction
+		}
 		task.Holdout = sklearnHoldout(weights)
 		for _, f := range task.Folds {
 			f.Holdout = task.Holdout
@@ -309,9 +315,14 @@ func isAHSC(method string) bool {
 func authorsProblem(opt experiments.Options, cfg *Config, p *problem, full *datasets.Dataset) {
 	if p.group == bayesmark {
 		p.space, p.build = AuthorsBayesmarkSpace(), AuthorsBayesmarkBuild(len(full.Classes), p.dtype)
+		model := "this package's MLP early-stopped on the held-out log loss"
+		if cfg.BayesmarkModel == bayesmarkSklearn {
+			p.build, p.sklearn = SklearnBayesmarkBuild(len(full.Classes), p.dtype), true
+			model = "scikit-learn's MLPClassifier(solver=adam, early_stopping=True) (package skmlp)"
+		}
 		p.describe = fmt.Sprintf("authors: train_test_split(test_size=0.2, random_state=0) for every repeat (Bayesmark's), raw features; "+
-			"the objective is cross_val_score's %d stratified folds (unshuffled) of the 80%%, each fit early-stopped on its own "+
-			"validation_fraction (searched, with tol); the selected configuration refitted on the 80%% and scored on the 20%%", cfg.Folds)
+			"the objective is cross_val_score's %d stratified folds (unshuffled) of the 80%%, each fit of %s early-stopped on its own "+
+			"validation_fraction (searched, with tol); the selected configuration refitted on the 80%% and scored on the 20%%", cfg.Folds, model)
 		// Drawn once, on the first call: cells call split concurrently (--workers).
 		var (
 			mu   sync.Mutex
