@@ -90,7 +90,7 @@ type Config struct {
 	// sklearn when the run has no Bayesmark set, so that the runs stored before the flag keep
 	// their identity and resume with it, while a run of the sklearn model never shares an
 	// identity (and cells) with them.
-	BayesmarkModel string `flag:"bayesmark-model" json:"bayesmark-model,omitempty" default:"auto" choices:"auto,sklearn,hyperflat" usage:"the Bayesmark sets' model: sklearn (scikit-learn's MLPClassifier, as Bayesmark fits it; --protocol authors), hyperflat (this package's MLP) or auto (sklearn under authors, hyperflat under clean)"`
+	BayesmarkModel string `flag:"bayesmark-model" json:"bayesmark-model,omitempty" default:"auto" derived:"sklearn under --protocol authors, hyperflat otherwise" choices:"auto,sklearn,hyperflat" usage:"the Bayesmark sets' model: sklearn (scikit-learn's MLPClassifier, as Bayesmark fits it; --protocol authors), hyperflat (this package's MLP) or auto (sklearn under authors, hyperflat under clean)"`
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
