@@ -150,31 +150,7 @@ func TestSklearnModelWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proba := ref.Net.PredictProba(f.Val.X, f.Val.N)
-		k := len(f.Val.Classes)
-		worst := 0.0
-		for r := range f.Val.N {
-			for j := range k {
-				var q float64
-				if k == 2 { // one logit: σ(z)
-					q = 1 / (1 + math.Exp(-res.Scores.Values[r]))
-					if j == 0 {
-						q = 1 - q
-					}
-				} else {
-					row := res.Scores.Values[r*k : (r+1)*k]
-					m, s := math.Inf(-1), 0.0
-					for _, v := range row {
-						m = max(m, v)
-					}
-					for _, v := range row {
-						s += math.Exp(v - m)
-					}
-					q = math.Exp(row[j]-m) / s
-				}
-				worst = max(worst, math.Abs(q-proba[r*k+j]))
-			}
-		}
+		worst := probaDiff(res.Scores.Values, ref.Net.PredictProba(f.Val.X, f.Val.N), len(f.Val.Classes), f.Val.N)
 		if worst > 1e-9 {
 			t.Errorf("%s: the scored model's probabilities differ from skmlp's by %v", name, worst)
 		}
@@ -184,7 +160,41 @@ func TestSklearnModelWiring(t *testing.T) {
 			t.Errorf("%s: a one-epoch fit: %v", name, err)
 		}
 	}
-	// clean keeps this package's MLP, trained by package train
+}
+
+// probaDiff is the largest difference between the class probabilities of logits (one per
+// row for two classes, else k) and proba (k per row).
+func probaDiff(logits, proba []float64, k, rows int) float64 {
+	worst := 0.0
+	for r := range rows {
+		for j := range k {
+			var q float64
+			if k == 2 { // one logit: σ(z)
+				q = 1 / (1 + math.Exp(-logits[r]))
+				if j == 0 {
+					q = 1 - q
+				}
+			} else {
+				row := logits[r*k : (r+1)*k]
+				m, s := math.Inf(-1), 0.0
+				for _, v := range row {
+					m = max(m, v)
+				}
+				for _, v := range row {
+					s += math.Exp(v - m)
+				}
+				q = math.Exp(row[j]-m) / s
+			}
+			worst = max(worst, math.Abs(q-proba[r*k+j]))
+		}
+	}
+	return worst
+}
+
+// TestCleanKeepsItsModel checks that the clean protocol keeps this package's MLP, trained by
+// package train.
+func TestCleanKeepsItsModel(t *testing.T) {
+	ctx := context.Background()
 	opt, err := resolve(t, map[string]string{"dataset": "iris"})
 	if err != nil {
 		t.Fatal(err)
