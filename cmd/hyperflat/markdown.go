@@ -74,6 +74,34 @@ func writeTable1(ctx context.Context, st *store.Store, run int64, dataDir, dir, 
 	return exitOK
 }
 
+// exportStore is the store the published pages' command imports the exports into.
+const exportStore = "grid.db"
+
+// markdownCommand is the command a page written by report --markdown DIR names as its
+// source. Where DIR holds the exported runs (DIR/runs/*.jsonl.gz, as docs/reproduction does),
+// it is the pair that regenerates the page from a clone, the exports imported into a fresh
+// store and the report run on it, so that the page does not name a store only its author
+// has; otherwise it is the command as given.
+func markdownCommand(args []string, dir string) string {
+	literal := "hyperflat " + strings.Join(append([]string{"report"}, args...), " ")
+	exports := filepath.Join(dir, "runs", "*.jsonl.gz")
+	if m, err := filepath.Glob(exports); err != nil || len(m) == 0 {
+		return literal
+	}
+	rest := []string{"report", "--store", exportStore}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--store" || a == "--out":
+			i++ // and its value
+		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--out="):
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return fmt.Sprintf("hyperflat import --store %s %s && hyperflat %s", exportStore, exports, strings.Join(rest, " "))
+}
+
 func reportFail(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
 	return exitFailure
@@ -93,7 +121,12 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		if err != nil {
 			return fail(err)
 		}
-		sr := ahsc.StoredRun{ID: info.ID, Result: res, CellSeconds: ahsc.CellSeconds(times)}
+		sr := ahsc.StoredRun{ID: info.ID, Result: res, CellSeconds: ahsc.CellSeconds(times), CellBuilds: map[string]string{}}
+		for _, c := range times {
+			if c.Done {
+				sr.CellBuilds[c.Key] = c.Build
+			}
+		}
 		if !info.Started.IsZero() && info.Finished.After(info.Started) {
 			sr.Wall = info.Finished.Sub(info.Started)
 		}
@@ -121,6 +154,20 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		return fail(err)
 	}
 	wrote := []string{mdPath, csvPath}
+	equal, pooled, err := ahsc.Table1BudgetCells(runs...)
+	if err != nil {
+		return fail(err)
+	}
+	for _, t := range []experiments.Table{equal, pooled} {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		p := filepath.Join(dir, t.Name+".csv")
+		if err := experiments.WriteArtifact(p, func(w io.Writer) error { return ahsc.WriteTable1CSV(w, t) }); err != nil {
+			return fail(err)
+		}
+		wrote = append(wrote, p)
+	}
 	if parser := ahsc.AuthorsParserCells(runs...); len(parser.Rows) > 0 { // table1.md's parser table gives these groups' medians
 		p := filepath.Join(dir, "table1_parser.csv")
 		if err := experiments.WriteArtifact(p, parser.WriteCSV); err != nil {

@@ -180,3 +180,27 @@ func TestReportMarkdownTableC1(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownCommand checks the command a published page names: the import of its exports
+// and the report on that store where the directory holds exports, the command as given
+// elsewhere.
+func TestMarkdownCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--store", "/somewhere/grid.db", "--data-dir", "/data", "--markdown", dir}
+	if got, want := markdownCommand(args, dir), "hyperflat report --store /somewhere/grid.db --data-dir /data --markdown "+dir; got != want {
+		t.Errorf("without exports: %q, want %q", got, want)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runs", "ahsc-1.jsonl.gz"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "hyperflat import --store grid.db " + filepath.Join(dir, "runs", "*.jsonl.gz") +
+		" && hyperflat report --store grid.db --data-dir /data --markdown " + dir
+	for _, a := range [][]string{args, {"--store=/x.db", "--data-dir", "/data", "--markdown", dir}, {"--out", "/o", "--data-dir", "/data", "--markdown", dir}} {
+		if got := markdownCommand(a, dir); got != want {
+			t.Errorf("%v: %q, want %q", a, got, want)
+		}
+	}
+}
