@@ -200,9 +200,12 @@ func TestTinyRun(t *testing.T) {
 		t.Fatalf("figure1: %+v", fig)
 	}
 	for j := range confs.Rows {
-		if mu := confs.Float(j, "mu"); confs.String(j, "error") == "" && (mu < fig.Float(0, "mu") || mu > fig.Float(1, "mu")) {
-			t.Errorf("configuration %d's μ %v lies outside Figure 1's extremes", j, mu)
+		if mu := confs.Float(j, "mu"); confs.String(j, "error") == "" && mu < fig.Float(0, "mu") {
+			t.Errorf("configuration %d's μ %v lies below Figure 1's least", j, mu)
 		}
+	}
+	if fig.String(1, "chosen_by") == "" || fig.Int(1, "candidates") < 1 {
+		t.Errorf("Figure 1's high-μ configuration has no rule: %v", fig.Rows[1])
 	}
 	for _, name := range []string{"premise_figure1_iris.png", "premise_measures_iris.png"} {
 		if st, err := os.Stat(dir + "/" + name); err != nil || st.Size() < 1000 {
