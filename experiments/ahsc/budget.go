@@ -284,12 +284,12 @@ func ciOf(xs []float64, stat func([]float64) float64) stats.Interval {
 	return iv
 }
 
-// repeatValues are a method's per-repeat values and generalization scores on dataset in a
-// stored result's runs table (those that are numbers: the summary's n).
-func repeatValues(res *experiments.Result, dataset, method string) (values, gen []float64) {
+// repeatValues are a method's per-repeat values, generalization scores and seconds on
+// dataset in a stored result's runs table (those that are numbers: the summary's n).
+func repeatValues(res *experiments.Result, dataset, method string) (values, gen, seconds []float64) {
 	t := res.Table("runs")
 	if t == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for i := range t.Rows {
 		if t.String(i, "dataset") != dataset || t.String(i, "method") != method {
@@ -301,8 +301,11 @@ func repeatValues(res *experiments.Result, dataset, method string) (values, gen 
 		if v := t.Float(i, "generalization_score"); !math.IsNaN(v) {
 			gen = append(gen, v)
 		}
+		if v := t.Float(i, "seconds"); !math.IsNaN(v) {
+			seconds = append(seconds, v)
+		}
 	}
-	return values, gen
+	return values, gen, seconds
 }
 
 // callRange is the least and most full-fidelity calls a method's visible searches made

@@ -60,7 +60,8 @@ func Table1Cells(runs ...StoredRun) (experiments.Table, error) {
 	t := experiments.Table{Name: "table1_cells", Columns: []string{"dataset", "protocol", "method", "metric", "mean", "median", "paper", "best", "n",
 		"generalization_mean", "generalization_median", "mean_seconds", "preset", "run",
 		"mean_ci_low", "mean_ci_high", "median_ci_low", "median_ci_high", "generalization_mean_ci_low", "generalization_mean_ci_high",
-		"generalization_median_ci_low", "generalization_median_ci_high", "evaluations_min", "evaluations_max"}}
+		"generalization_median_ci_low", "generalization_median_ci_high", "evaluations_min", "evaluations_max",
+		"mean_seconds_ci_low", "mean_seconds_ci_high"}}
 	sorted := slices.Clone(runs)
 	slices.SortFunc(sorted, func(a, b StoredRun) int { return int(b.ID - a.ID) })
 	seen := map[[2]string]bool{}
@@ -85,14 +86,15 @@ func Table1Cells(runs ...StoredRun) (experiments.Table, error) {
 			if _, ok := searches[d]; !ok {
 				searches[d] = storedSearches(sr.Result, d)
 			}
-			values, gen := repeatValues(sr.Result, d, m)
+			values, gen, secs := repeatValues(sr.Result, d, m)
+			secCI := ciOf(secs, stats.Mean)
 			mean, median := ciOf(values, stats.Mean), ciOf(values, stats.Median)
 			gMean, gMedian := ciOf(gen, stats.Mean), ciOf(gen, stats.Median)
 			lo, hi := callRange(searches[d], m)
 			rows = append(rows, []any{d, proto, m, s.String(i, "metric"), s.Float(i, "mean"), s.Float(i, "median"),
 				s.Float(i, "paper"), isTrue(s.Value(i, "best")), s.Int(i, "n"), s.Float(i, "generalization_mean"),
 				s.Float(i, "generalization_median"), s.Float(i, "seconds"), sr.Result.Preset, sr.ID,
-				mean.Low, mean.High, median.Low, median.High, gMean.Low, gMean.High, gMedian.Low, gMedian.High, lo, hi})
+				mean.Low, mean.High, median.Low, median.High, gMean.Low, gMean.High, gMedian.Low, gMedian.High, lo, hi, secCI.Low, secCI.High})
 		}
 		for d := range claimed {
 			seen[[2]string{d, proto}] = true
@@ -231,12 +233,19 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 		fmt.Fprintf(&b, "\nCells computed by a build of a tree with uncommitted changes (`+dirty`: its code is not exactly the revision it "+
 			"names; the store records each cell's build): %s.\n", strings.Join(dirty, "; "))
 	}
-	b.WriteString("\n## Every cell\n\n| dataset | protocol | method | metric | mean | median | paper | best | n | generalization mean | mean seconds | run |\n" +
-		"|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Every cell\n\nMeans and medians over the repeats with their bootstrap 95% intervals (as above); the mean seconds " +
+		"are the searches' wall times on a shared machine.\n\n| dataset | protocol | method | metric | mean | median | paper | best | n | " +
+		"generalization mean | mean seconds | calls | run |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i := range t.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %v | %d | %s | %s | %d |\n", t.String(i, "dataset"), t.String(i, "protocol"),
-			t.String(i, "method"), t.String(i, "metric"), num(t.Float(i, "mean"), 4), num(t.Float(i, "median"), 4), num(t.Float(i, "paper"), 4),
-			isTrue(t.Value(i, "best")), t.Int(i, "n"), num(t.Float(i, "generalization_mean"), 4), num(t.Float(i, "mean_seconds"), 3), t.Int(i, "run"))
+		iv := func(col string) string {
+			return ivText(stats.Interval{Low: t.Float(i, col+"_ci_low"), High: t.Float(i, col+"_ci_high")}, 4)
+		}
+		calls := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSuffix(callsText(t.Int(i, "evaluations_min"), t.Int(i, "evaluations_max")), " calls"), " call"), ", ")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %v | %d | %s | %s | %s | %d |\n", t.String(i, "dataset"), t.String(i, "protocol"),
+			t.String(i, "method"), t.String(i, "metric"), num(t.Float(i, "mean"), 4)+iv("mean"), num(t.Float(i, "median"), 4)+iv("median"),
+			num(t.Float(i, "paper"), 4), isTrue(t.Value(i, "best")), t.Int(i, "n"), num(t.Float(i, "generalization_mean"), 4)+iv("generalization_mean"),
+			num(t.Float(i, "mean_seconds"), 3)+ivText(stats.Interval{Low: t.Float(i, "mean_seconds_ci_low"), High: t.Float(i, "mean_seconds_ci_high")}, 3),
+			calls, t.Int(i, "run"))
 	}
 	return b.Bytes(), nil
 }
@@ -750,19 +759,21 @@ func writeReading(b *bytes.Buffer, t experiments.Table) {
 	if len(lines) == 0 {
 		return
 	}
+	if l := protocolGapLine(readingCellsOf(t, protocolAuthors), readingCellsOf(t, protocolClean)); l != "" {
+		lines = append(lines, l)
+	}
 	b.WriteString("\n## Reading\n\nCounted from the cells above by the generator, so that it stays true when the table is regenerated. " +
 		"\"Highest value\" compares the cells' values (means of Bayesmark scores, medians otherwise), not the significance test.\n\n")
 	b.WriteString(strings.Join(lines, "\n") + "\n")
 }
 
-// readingLines are the reading's lines of the cells t, and its counts per protocol.
+// readingLines are the reading's lines of each protocol's cells t, and its counts per
+// protocol.
 func readingLines(t experiments.Table) ([]string, map[string]readingCount) {
 	var lines []string
-	cells := map[string]protocolCells{}
 	counts := map[string]readingCount{}
 	for _, proto := range []string{protocolAuthors, protocolClean} {
 		c := readingCellsOf(t, proto)
-		cells[proto] = c
 		rc, ok := countReading(c)
 		if !ok {
 			continue
@@ -779,12 +790,6 @@ func readingLines(t experiments.Table) ([]string, map[string]readingCount) {
 			lines = append(lines, fmt.Sprintf("  The method with our highest value is the paper's highest on %d of %d.", rc.sameTop, rc.tops))
 		}
 		lines = append(lines, gapLines(c, rc.withAHSC)...)
-	}
-	if len(lines) == 0 {
-		return nil, counts
-	}
-	if l := protocolGapLine(cells[protocolAuthors], cells[protocolClean]); l != "" {
-		lines = append(lines, l)
 	}
 	return lines, counts
 }

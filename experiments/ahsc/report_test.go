@@ -106,7 +106,7 @@ func TestTable1Figure2(t *testing.T) {
 	s := string(md)
 	for _, w := range []string{
 		"## Figure 2: run times", "![Figure 2: iris, authors](figure2_iris_authors.png)",
-		"| ahsc | 20.0 | – | 3 |", "| random | 80.0 | 25% (25–30%) | 3 |", "| tpe | 100.0 | 15% (10–20%) | 2 |",
+		"| ahsc | 20.0 [10.0, 30.0] | – | 3 |", "| random | 80.0 [40.0, 100.0] | 25% (25–30%) [25, 30%] | 3 |", "| tpe | 100.0 [100.0, 100.0] | 15% (10–20%) [10, 20%] | 2 |",
 		"The paper's dataset, vehicle, has no stored run yet.",
 		"### Images, protocol authors", "| mnist (**reduced**: 2000 training images, ≤ 10 epochs, 3 repeats) | accuracy% |", "(98.95)",
 		"- mnist: run 2, preset paper: training images 2000 (--image-train), test images 1000 (--image-test), epochs per full training ≤ 10 (--image-epochs)",
