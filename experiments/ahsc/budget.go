@@ -239,6 +239,9 @@ func budgetTables(t experiments.Table, runs []StoredRun) (equal, authors budgetT
 			}
 		}
 		all := func(run) bool { return true }
+		if err := checkRescore(res, k.d, rescore(searches, 0, all, methodsOf[k])); err != nil {
+			return equal, authors, fmt.Errorf("ahsc: run %d: %w", runOf[k], err)
+		}
 		add(&equal, rescore(searches, calls, all, methodsOf[k]), methodsOf[k])
 		if groupOf(k.d) == bayesmark {
 			pair := []string{"ahsc", "random"}
@@ -247,6 +250,35 @@ func budgetTables(t experiments.Table, runs []StoredRun) (equal, authors budgetT
 		}
 	}
 	return equal, authors, nil
+}
+
+// checkRescore checks that the searches of dataset, re-scored from their stored evaluations
+// at full length (cells), give the values the run stored: otherwise the evaluations do not
+// hold what the scores were computed from, and a truncated re-score could not be trusted.
+func checkRescore(res *experiments.Result, dataset string, cells map[string]*budgetCell) error {
+	t := res.Table("runs")
+	if t == nil {
+		return nil
+	}
+	for i := range t.Rows {
+		if t.String(i, "dataset") != dataset {
+			continue
+		}
+		m, rep, want := t.String(i, "method"), t.Int(i, "repeat"), t.Float(i, "value")
+		got := math.NaN()
+		if c := cells[m]; c != nil {
+			if k := slices.Index(c.repeats, rep); k >= 0 {
+				got = c.values[k]
+			}
+		}
+		if math.IsNaN(want) && math.IsNaN(got) {
+			continue
+		}
+		if !(math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))) {
+			return fmt.Errorf("%s, repeat %d, %s: the stored evaluations re-score to %v, the run stored %v", dataset, rep, m, got, want)
+		}
+	}
+	return nil
 }
 
 // shown is the cell's value as Table 1 shows it: the mean for Bayesmark scores, the median

@@ -132,3 +132,18 @@ func TestEqualBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestEqualBudgetChecksStoredScores checks that a run whose stored score its evaluations do not
+// reproduce is refused rather than re-scored.
+func TestEqualBudgetChecksStoredScores(t *testing.T) {
+	sr := budgetRun()
+	rt := sr.Result.Table("runs")
+	rt.Rows[1][rt.Column("value")] = 99.0 // iris, random: its evaluations score 100
+	tb, err := Table1Cells(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := budgetTables(tb, []StoredRun{sr}); err == nil || !strings.Contains(err.Error(), "iris, repeat 0, random") {
+		t.Errorf("error %v, want one naming iris, repeat 0, random", err)
+	}
+}

@@ -174,8 +174,9 @@ func Table1Markdown(command string, inProgress []RunProgress, runs ...StoredRun)
 		"its bootstrap 95%% interval over the repeats in brackets (percentile method, %d resamples, seed %d; stats.Bootstrap), "+
 		"**bold** when no other method is significantly better (pairwise Mann–Whitney U, two-stage Benjamini–Hochberg at 5%%, "+
 		"as the paper), the paper's value in parentheses, n the repeats with a result, and the calls of the objective each search made "+
-		"(full-fidelity evaluations: BOHB's lower rungs and AHSC's one-epoch screenings are not counted). The methods' budgets differ "+
-		"(on the Bayesmark sets under the authors' protocol AHSC makes 15 calls and each other method 45, as in the authors' code): "+
+		"(full-fidelity evaluations: BOHB's lower rungs and AHSC's one-epoch screenings are not counted). The methods' budgets differ, "+
+		"as in the authors' code (on the Bayesmark sets under the authors' protocol AHSC makes 15 calls and the black-box methods a budget "+
+		"of 45, BOHB's spent partly on lower rungs): "+
 		"[Equal budgets](#equal-budgets-every-method-at-ahscs-count-of-calls) scores every method at AHSC's count, and the Reading is "+
 		"counted from it. The protocols are described in "+
 		"[ahsc-protocol.md](ahsc-protocol.md). The stored runs themselves, every evaluation of every cell, are kept beside this page in "+
