@@ -95,11 +95,20 @@ func TestSlurmArray(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	phase = time.Now()
+	slurmCancelAndRequeue(t, c, want, deadline)
+	if t.Failed() {
+		return
+	}
+	slurmWorkers(t, c, want, deadline)
+}
 
+// slurmCancelAndRequeue submits the run's shards, cancels one task midway and requeues it:
+// no finished cell may be lost or computed twice.
+func slurmCancelAndRequeue(t *testing.T, c *slurmCluster, want string, deadline time.Time) {
+	phase := time.Now()
 	// 2. One task is cancelled midway and requeued.
-	dsn = testStore(t, "slurm2")
-	job = c.sbatch(t, dsn, append([]string{"shard"}, slurmArgs...)...)
+	dsn := testStore(t, "slurm2")
+	job := c.sbatch(t, dsn, append([]string{"shard"}, slurmArgs...)...)
 	shard := waitShardMidway(t, dsn, deadline)
 	task := fmt.Sprintf("%s_%d", job, shard)
 	c.run(t, "scancel", task)
@@ -144,7 +153,7 @@ func TestSlurmArray(t *testing.T) {
 	// Slurm 22.05 makes a requeued job wait two minutes before it is eligible; an
 	// administrator's requeue may start it at once.
 	c.run(t, "scontrol", "update", "JobId="+task, "StartTime=now")
-	tasks = c.wait(t, job, deadline)
+	tasks := c.wait(t, job, deadline)
 	for i := 0; i < slurmShards; i++ {
 		s := tasks[strconv.Itoa(i)]
 		restarts := "0"
@@ -179,20 +188,20 @@ func TestSlurmArray(t *testing.T) {
 		t.Errorf("the requeued task's output does not show the interruption and the second start:\n%s", out)
 	}
 	t.Logf("array of 4 shards, one cancelled and requeued: %v", time.Since(phase).Round(time.Millisecond))
-	if t.Failed() {
-		return
-	}
-	phase = time.Now()
+}
 
+// slurmWorkers submits the run once and runs the array's tasks as workers on it.
+func slurmWorkers(t *testing.T, c *slurmCluster, want string, deadline time.Time) {
+	phase := time.Now()
 	// 3. The run submitted once, the array's tasks are workers on it.
-	dsn = testStore(t, "slurm3")
+	dsn := testStore(t, "slurm3")
 	code, sub, errs := runCLI(append(append([]string{"run"}, slurmArgs...), "--store", dsn, "--submit")...)
 	id := regexp.MustCompile(`^run (\d+)`).FindStringSubmatch(sub)
 	if code != 0 || id == nil {
 		t.Fatalf("submit: exit %d: %q %s", code, sub, errs)
 	}
-	job = c.sbatch(t, dsn, "worker", "--run="+id[1])
-	tasks = c.wait(t, job, deadline)
+	job := c.sbatch(t, dsn, "worker", "--run="+id[1])
+	tasks := c.wait(t, job, deadline)
 	for i := 0; i < slurmShards; i++ {
 		if s := tasks[strconv.Itoa(i)]; s["JobState"] != "COMPLETED" || s["ExitCode"] != "0:0" {
 			t.Errorf("worker task %s_%d: %s, exit code %s", job, i, s["JobState"], s["ExitCode"])
