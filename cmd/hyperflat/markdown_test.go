@@ -161,7 +161,7 @@ func TestReportMarkdownTableC1(t *testing.T) {
 	if n := strings.Count(string(md), "| not yet run |"); n != 5 {
 		t.Errorf("tablec1.md lists %d pairs as not yet run, want 5:\n%s", n, md)
 	}
-	for _, want := range []string{"| linear / MNIST | clean, offline; 5 × 3 steps; η 0.001; 200 test images | 0.", "(ζ 100 100)", "2 of 2 (run ",
+	for _, want := range []string{"| linear / MNIST | clean, offline; 5 × 3 steps; η 0.001; 200 test images; ζ grid 100 | 0.", "(ζ 100 100; the grid's only ζ: not bracketed)", "2 of 2 (run ",
 		"min-norm, final-model selection", "improves final test accuracy by 12%", "## Verdict", "`hyperflat import --store tablec1.db docs/reproduction/runs/weightdecay-*.jsonl.gz && ", "| linear / MNIST | quick | clean, offline | – | 5 × 3 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("tablec1.md lacks %q:\n%s", want, md)
@@ -177,6 +177,64 @@ func TestReportMarkdownTableC1(t *testing.T) {
 	for _, f := range []string{"tablec1_history.csv", "tablec1_others.csv", "tablec1_fig4_2.png", "tablec1_fig4_3.png"} {
 		if fi, err := os.Stat(filepath.Join(docs, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestMarkdownCommand checks the command a published page names: the import of its exports
+// and the report on that store where the directory holds exports, the command as given
+// elsewhere.
+func TestMarkdownCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--store", "/somewhere/grid.db", "--data-dir", "/data", "--markdown", dir}
+	if got, want := markdownCommand(args, dir), "hyperflat report --store /somewhere/grid.db --data-dir /data --markdown "+dir; got != want {
+		t.Errorf("without exports: %q, want %q", got, want)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runs", "ahsc-1.jsonl.gz"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "hyperflat import --store grid.db " + filepath.Join(dir, "runs", "*.jsonl.gz") +
+		" && hyperflat report --store grid.db --data-dir /data --markdown " + dir
+	for _, a := range [][]string{args, {"--store=/x.db", "--data-dir", "/data", "--markdown", dir}, {"--out", "/o", "--data-dir", "/data", "--markdown", dir}} {
+		if got := markdownCommand(a, dir); got != want {
+			t.Errorf("%v: %q, want %q", a, got, want)
+		}
+	}
+}
+
+// TestReplaceGeneratedBlock checks that only the marked block of a hand-written page is
+// rewritten, that rewriting it again changes nothing, and that a page without one pair of
+// markers is an error and left as it was.
+func TestReplaceGeneratedBlock(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "page.md")
+	page := "# Title\n\n" + generatedBegin + "\n\nold verdict\n\n" + generatedEnd + "\n\nHand-written.\n"
+	if err := os.WriteFile(p, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := replaceGeneratedBlock(p, "new verdict\n")
+	if err != nil || !changed {
+		t.Fatalf("changed %v, %v", changed, err)
+	}
+	b, _ := os.ReadFile(p)
+	if want := "# Title\n\n" + generatedBegin + "\n\nnew verdict\n\n" + generatedEnd + "\n\nHand-written.\n"; string(b) != want {
+		t.Errorf("page:\n%s\nwant:\n%s", b, want)
+	}
+	if changed, err := replaceGeneratedBlock(p, "new verdict"); err != nil || changed {
+		t.Errorf("the same verdict again: changed %v, %v", changed, err)
+	}
+	for _, bad := range []string{"# no markers\n", generatedEnd + "\n" + generatedBegin + "\n", generatedBegin + generatedEnd + generatedBegin + generatedEnd} {
+		if err := os.WriteFile(p, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := replaceGeneratedBlock(p, "v"); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+		if b, _ := os.ReadFile(p); string(b) != bad {
+			t.Errorf("%q rewritten to %q", bad, b)
 		}
 	}
 }

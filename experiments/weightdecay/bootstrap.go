@@ -7,8 +7,8 @@ import (
 	"slices"
 )
 
-// This file holds a small stratified percentile bootstrap: stats/ has no bootstrap helper on
-// this branch, and Table C.1's headline needs one resampling replicates within pairs.
+// This file holds a small stratified percentile bootstrap: stats.Bootstrap resamples one
+// sample, and Table C.1's headline resamples replicates within each pair at once.
 
 // interval is a point estimate with a two-sided percentile bootstrap interval.
 type interval struct {
@@ -74,4 +74,28 @@ func quantile(sorted []float64, q float64) float64 {
 		return sorted[len(sorted)-1]
 	}
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// meanCISeed seeds every cell's interval, so that tablec1.md is the same from every store.
+const meanCISeed = 4800
+
+// meanCI is the 95% percentile bootstrap interval of the mean of xs (a Table C.1 cell's
+// replicates; one stratum); NaN ends for fewer than two values, whose mean is the value.
+func meanCI(xs []float64) interval {
+	nan := interval{est: math.NaN(), lo: math.NaN(), hi: math.NaN()}
+	if len(xs) < 2 {
+		return nan
+	}
+	mean := func(idx [][]int) float64 {
+		s := 0.0
+		for _, i := range idx[0] {
+			s += xs[i]
+		}
+		return s / float64(len(idx[0]))
+	}
+	ci, err := bootstrap([]int{len(xs)}, mean, bootstrapResamples, 0.95, meanCISeed)
+	if err != nil {
+		return nan
+	}
+	return ci
 }

@@ -273,7 +273,8 @@ var cellColumns = []string{"model", "dataset", "status", "run", "preset", "varia
 	"minnorm_ckpt", "minnorm_ckpt_sd", "minnorm_ckpt_steps", "minnorm_ckpt_mean_step", "minnorm_final", "minnorm_final_replicate",
 	"eq1_val_acc", "eq7_val_acc", "eq1_peak_test_acc", "eq1_peak_step", "eq1_drop", "eq7_drop",
 	"spearman_rho", "spearman_p", "spearman_points", "top_zeta", "spearman_rho_top_zeta", "eq7_top_share", "oracle_top_share",
-	"wall_seconds", "cell_seconds", "seconds_per_inner_step", "paper_scale"}
+	"wall_seconds", "cell_seconds", "seconds_per_inner_step", "paper_scale",
+	"eq1_ci_low", "eq1_ci_high", "eq7_ci_low", "eq7_ci_high", "oracle_ci_low", "oracle_ci_high", "minnorm_ckpt_ci_low", "minnorm_ckpt_ci_high"}
 
 // textColumns are the columns of cellColumns that hold text.
 var textColumns = []string{"run", "preset", "variant", "zetas", "eq7_zetas", "oracle_zetas", "minnorm_ckpt_steps"}
@@ -316,6 +317,7 @@ func (sp *storedPair) cells() []any {
 	cfg, p := sp.cfg, sp.p
 	rows := p.rows()
 	mean := func(i int) (float64, float64) { return stats.Mean(rows[i].test), stats.StdDev(rows[i].test) }
+	ci := func(i int) interval { return meanCI(rows[i].test) }
 	var selZ, orZ, ckSteps []string
 	var d1, d7, steps, selTop, orTop []float64
 	top := func(f *fit) float64 { return map[bool]float64{true: 1}[f.zeta == p.topZeta] }
@@ -345,7 +347,8 @@ func (sp *storedPair) cells() []any {
 		ck, cks, strings.Join(ckSteps, " "), stats.Mean(steps), stats.Mean(rows[4].test), p.reps[p.finalRep].rep,
 		stats.Mean(rows[0].val), stats.Mean(rows[1].val), peak, peakStep, stats.Mean(d1), stats.Mean(d7),
 		p.all.rho, p.all.p, p.all.points, p.topZeta, p.top.rho, stats.Mean(selTop), stats.Mean(orTop),
-		sp.run.Wall.Seconds(), sp.run.CellSeconds, sp.perStep(), map[bool]float64{true: 1}[sp.paperScale()]}
+		sp.run.Wall.Seconds(), sp.run.CellSeconds, sp.perStep(), map[bool]float64{true: 1}[sp.paperScale()],
+		ci(0).lo, ci(0).hi, ci(1).lo, ci(1).hi, ci(2).lo, ci(2).hi, ci(3).lo, ci(3).hi}
 }
 
 // drop is how far a fit's final test accuracy lies below its best hyper-step's (Figure 4.2:
@@ -450,7 +453,8 @@ func (t *TableC1) Markdown() ([]byte, error) {
 		"The experiment of Section 4.2 and Appendix C.2 of Cherian et al. (2020), as `weight_decay.py` in DEShawResearch/PACBayesHyperOpt runs it "+
 		"(see `go doc ./experiments/weightdecay`; the protocols and every remaining difference: [weightdecay-protocol.md](weightdecay-protocol.md)): "+
 		"per-parameter weight decays tuned on 50 validation images, by Eq. 1 (validation risk) or Eq. 7 "+
-		"(with the PAC-Bayes regularizer). Cells: the final test accuracy, mean ± standard deviation over replicates (initializations). "+
+		"(with the PAC-Bayes regularizer). Cells: the final test accuracy, mean ± standard deviation over replicates (initializations), "+
+		"in brackets the 95%% percentile bootstrap interval of the mean (4000 resamples of the replicates) where there are two or more. "+
 		"Table C.1's own cells are not in the text of the paper available to this project, so there is no per-pair "+
 		"value to set beside ours: the main text gives the averaged headline, the "+
 		"validation accuracies and the signs checked below. Runs are named by the start of their identity, as their export files are.\n", RegenerateCommand)
@@ -492,7 +496,7 @@ func widthText(w float64) string {
 	return fmt.Sprintf("%g", w)
 }
 
-// cellText is "mean ± sd" (the mean alone for one replicate), or the row's status.
+// cellText is "mean ± sd [bootstrap interval of the mean]" (the mean alone for one replicate).
 func cellText(cells experiments.Table, i int, col string) string {
 	m := cells.Float(i, col)
 	if math.IsNaN(m) {
@@ -501,6 +505,9 @@ func cellText(cells experiments.Table, i int, col string) string {
 	s := strconv.FormatFloat(m, 'f', 3, 64)
 	if v := cells.Float(i, col+"_sd"); cells.Column(col+"_sd") >= 0 && !math.IsNaN(v) {
 		s += " ± " + strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	if lo, hi := cells.Float(i, col+"_ci_low"), cells.Float(i, col+"_ci_high"); cells.Column(col+"_ci_low") >= 0 && !math.IsNaN(lo) && !math.IsNaN(hi) {
+		s += " [" + strconv.FormatFloat(lo, 'f', 3, 64) + ", " + strconv.FormatFloat(hi, 'f', 3, 64) + "]"
 	}
 	return s
 }
