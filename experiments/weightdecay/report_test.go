@@ -251,7 +251,7 @@ func TestVerdictPaperScale(t *testing.T) {
 	}
 	md := string(mdb)
 	for _, w := range []string{
-		"1 at the paper's budget (linear / MNIST (2 replicates, authors, offline)), ResNet-18 / MNIST at a reduced budget",
+		"1 at the paper's budget (linear / MNIST (2 of 3 replicates, authors, offline)), ResNet-18 / MNIST at a reduced budget",
 		"At paper scale, Eq. 7 with ζ chosen on the selection images ends -2.5 [-4.0, -1.0] points (-3.7% [-5.7, -1.5])",
 		"the headline's sign reproduces against final-model selection; it is reversed against checkpoint selection",
 		"| Eq. 7, ζ by selection images | min-norm, checkpoint selection | -2.5 [-4.0, -1.0] | -3.7% [-5.7, -1.5] |",

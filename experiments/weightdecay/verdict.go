@@ -29,7 +29,7 @@ func verdict(cells experiments.Table, lines []headlineLine, bn []bnRow) string {
 		n++
 		name := pairName(cells.String(i, "model"), cells.String(i, "dataset"))
 		if paperBudget(cells, i) {
-			paper = append(paper, fmt.Sprintf("%s (%d replicates, %s)", name, cells.Int(i, "replicates"), cells.String(i, "variant")))
+			paper = append(paper, fmt.Sprintf("%s (%s, %s)", name, replicatesText(cells, i), cells.String(i, "variant")))
 		} else {
 			reduced = append(reduced, name)
 			lo, hi = math.Min(lo, cells.Float(i, "eq1")), math.Max(hi, cells.Float(i, "eq1"))
@@ -131,4 +131,18 @@ func span(lo, hi float64) string {
 		return a
 	}
 	return a + "–" + b
+}
+
+// replicatesText is a row's complete replicates, "5 replicates", or "1 of 5 replicates" for a
+// run still in progress, whose headline rests on fewer fits than planned.
+func replicatesText(cells experiments.Table, i int) string {
+	n, planned := cells.Int(i, "replicates"), cells.Int(i, "replicates_planned")
+	s := fmt.Sprintf("%d replicates", n)
+	if n == 1 {
+		s = "1 replicate"
+	}
+	if n < planned && !strings.HasPrefix(cells.String(i, "status"), "grid search") {
+		s = fmt.Sprintf("%d of %d replicates", n, planned)
+	}
+	return s
 }
