@@ -119,10 +119,14 @@ func (t *TableC1) Figures(dir string) ([]string, error) {
 
 // title names a run's panel: its pair, run, replicates, width and steps.
 func (sp *storedPair) title() string {
-	name := fmt.Sprintf("%s: run %s, %d replicate", pairName(sp.cfg.Model, sp.cfg.Dataset), sp.label(), len(sp.p.reps))
+	reps := fmt.Sprintf("%d replicate", len(sp.p.reps))
 	if len(sp.p.reps) > 1 {
-		name += "s"
+		reps += "s"
 	}
+	if len(sp.names) == 1 && len(sp.p.reps) < sp.cfg.Repeats { // a run in progress: of how many
+		reps = fmt.Sprintf("%d of %d replicates", len(sp.p.reps), sp.cfg.Repeats)
+	}
+	name := fmt.Sprintf("%s: run %s, %s", pairName(sp.cfg.Model, sp.cfg.Dataset), sp.label(), reps)
 	if sp.cfg.resnet() {
 		name += ", width " + widthText(sp.cfg.Width) // as the table writes it
 	}

@@ -292,3 +292,23 @@ func TestEdgeNote(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelTitle checks that a figure panel names a run in progress by its complete and
+// planned replicates (synthRun: 2 of 3 complete) and a ResNet's width as the table writes it.
+func TestPanelTitle(t *testing.T) {
+	tc, err := ReadTableC1(synthRun(t, 1, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := tc.chosen[[2]string{"linear", "mnist"}]
+	if sp == nil {
+		t.Fatal("no linear/mnist row")
+	}
+	if got, want := sp.title(), "linear / MNIST: run 1, 2 of 3 replicates, 10×3 steps"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	sp.cfg.Model, sp.cfg.Width, sp.cfg.Repeats = "resnet18", 1.0/16, 2
+	if got, want := sp.title(), "ResNet-18 / MNIST: run 1, 2 replicates, width 1/16, 10×3 steps"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+}
