@@ -727,8 +727,8 @@ func (r *Runner) release(l *store.Lease) error {
 
 // Report returns a stored run's result without recomputing anything: the stored result, or,
 // for a run whose cells are all done but which was never assembled, the assembly of its
-// stored cells (which rebuilds the plan, so may read datasets from dataDir). run 0 is the
-// latest run.
+// stored cells (which rebuilds the plan, so may read datasets from dataDir), which it stores
+// unless s is read-only. run 0 is the latest run.
 func Report(ctx context.Context, s *store.Store, reg Registry, run int64, dataDir string) (*Result, store.Run, error) {
 	var info store.Run
 	if run == 0 {
@@ -771,6 +771,9 @@ func Report(ctx context.Context, s *store.Store, reg Registry, run int64, dataDi
 	res, err := assembleStored(ctx, s, pl, info)
 	if err != nil {
 		return nil, info, err
+	}
+	if s.ReadOnly() {
+		return res, info, nil // a reading command never writes; the next writer stores it
 	}
 	if b, err = res.MarshalStored(); err == nil {
 		err = s.SaveResult(ctx, info.ID, b)

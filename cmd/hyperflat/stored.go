@@ -184,7 +184,7 @@ func runRetire(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hyperflat retire: name the runs: --run ID,... (hyperflat runs lists them)")
 		return exitUsage
 	}
-	st, code := openExisting(ctx, "retire", sf.dsn(*out), "table", stderr)
+	st, code := openExistingMode(ctx, "retire", sf.dsn(*out), "table", true, stderr)
 	if st == nil {
 		return code
 	}
@@ -266,9 +266,17 @@ func runOptions(r store.Run) string {
 	return strings.Join(append(parts, changed...), " ")
 }
 
-// openExisting opens the store a reading command (runs, report) names, after checking its
-// --format; on failure it has reported the error and returns a nil store and the exit status.
+// openExisting opens read-only the store a reading command (runs, report, export) names,
+// after checking its --format: it writes nothing, not even a lock file, and works on a store
+// this user cannot write. On failure it has reported the error and returns a nil store and the
+// exit status.
 func openExisting(ctx context.Context, cmd, dsn, format string, stderr io.Writer) (*store.Store, int) {
+	return openExistingMode(ctx, cmd, dsn, format, false, stderr)
+}
+
+// openExistingMode is openExisting, or with write for a command that changes an existing
+// store (retire), a writing open.
+func openExistingMode(ctx context.Context, cmd, dsn, format string, write bool, stderr io.Writer) (*store.Store, int) {
 	if err := validFormat(format); err != nil {
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
 		return nil, exitUsage
@@ -281,7 +289,13 @@ func openExisting(ctx context.Context, cmd, dsn, format string, stderr io.Writer
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
 		return nil, exitFailure
 	}
-	st, err := openStore(ctx, dsn)
+	var st *store.Store
+	var err error
+	if write {
+		st, err = openStore(ctx, dsn)
+	} else {
+		st, err = store.OpenReadOnly(ctx, dsn)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
 		return nil, exitFailure
