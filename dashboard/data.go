@@ -84,14 +84,25 @@ func (s *Server) runViews(ctx context.Context) ([]runView, error) {
 
 // sharedRunViews is runViews, read at most once per half poll interval however many event
 // streams are open, since each read aggregates every cell of the store.
+//
+// One stream reads while the others wait for what it read: hundreds of streams whose ticks
+// fall together would otherwise all miss the memo at once and read the store side by side.
 func (s *Server) sharedRunViews(ctx context.Context) ([]runView, error) {
-	s.mu.Lock()
-	if time.Since(s.runsAt) < s.cfg.Poll/2 {
-		v := s.runsMemo
-		s.mu.Unlock()
+	fresh := func() ([]runView, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.runsMemo, !s.runsAt.IsZero() && time.Since(s.runsAt) < s.cfg.Poll/2
+	}
+	if v, ok := fresh(); ok {
 		return v, nil
 	}
-	s.mu.Unlock()
+	if err := lockCtx(ctx, s.runsRead); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.runsRead }()
+	if v, ok := fresh(); ok {
+		return v, nil
+	}
 	v, err := s.runViews(ctx)
 	if err != nil {
 		return nil, err
@@ -100,6 +111,41 @@ func (s *Server) sharedRunViews(ctx context.Context) ([]runView, error) {
 	s.runsAt, s.runsMemo = time.Now(), v
 	s.mu.Unlock()
 	return v, nil
+}
+
+// sharedRunDetail is a run's detail for the event streams, read at most once per half poll
+// interval however many streams watch the run, by one stream while the others wait.
+func (s *Server) sharedRunDetail(ctx context.Context, id int64) (*runDetail, error) {
+	fresh := func() (*runDetail, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e, ok := s.details[id]
+		return e.d, ok && time.Since(e.at) < s.cfg.Poll/2
+	}
+	if d, ok := fresh(); ok {
+		return d, nil
+	}
+	if err := lockCtx(ctx, s.detailRead); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.detailRead }()
+	if d, ok := fresh(); ok {
+		return d, nil
+	}
+	d, err := s.runDetail(ctx, id, 0, forEvents)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.details[id] = detailEntry{at: time.Now(), d: d}
+	s.mu.Unlock()
+	return d, nil
+}
+
+// detailEntry is a run's detail as the event streams last read it.
+type detailEntry struct {
+	at time.Time
+	d  *runDetail
 }
 
 // workerView is one worker's share of a run.
@@ -150,11 +196,25 @@ const cellsTTL = 5 * time.Second
 
 func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, error) {
 	key := runKey{r.Cells, r.Done, r.Failed, r.Running, r.Finished, r.CellSeconds}
-	s.mu.Lock()
-	e := s.cells[r.ID]
-	s.mu.Unlock()
-	if e != nil && e.key == key && time.Since(e.at) < cellsTTL {
-		return e.sum, nil
+	cached := func() *cellSummary {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL {
+			return e.sum
+		}
+		return nil
+	}
+	if sum := cached(); sum != nil {
+		return sum, nil
+	}
+	// Reading every cell of a large run is the costliest read there is: one at a time, and
+	// the streams that wait take what it read.
+	if err := lockCtx(ctx, s.cellsRead); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.cellsRead }()
+	if sum := cached(); sum != nil {
+		return sum, nil
 	}
 	cells, err := s.st.Cells(ctx, r.ID)
 	if err != nil {
@@ -397,4 +457,15 @@ var funcs = template.FuncMap{
 	},
 	"seconds": func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
 	"add":     func(a, b int) int { return a + b },
+}
+
+// lockCtx takes the lock held by a value in the channel of capacity one, or gives up when ctx
+// ends (a client that left stops waiting).
+func lockCtx(ctx context.Context, lock chan struct{}) error {
+	select {
+	case lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // OpenReadOnly opens an existing store at dsn (the forms Open takes) for reading only: it
@@ -59,8 +60,16 @@ func OpenReadOnly(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s read-only: %w", s.DSN(), err)
 	}
 	s.readOnly = true
+	// A viewer serves many clients from one handle: a bounded pool, whose idle connections
+	// (SQLite file handles, PostgreSQL sessions) are closed once the clients have gone.
+	s.db.SetMaxOpenConns(readOnlyConns)
+	s.db.SetMaxIdleConns(2)
+	s.db.SetConnMaxIdleTime(30 * time.Second)
 	return s, nil
 }
+
+// readOnlyConns bounds a read-only store's connections: reads queue for one beyond it.
+const readOnlyConns = 8
 
 // ReadOnly reports whether the store was opened with OpenReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }

@@ -56,7 +56,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "hyperflat serve: %v\n", err)
 		return exitFailure
 	}
-	srv := &http.Server{Handler: dash, ReadHeaderTimeout: 10 * time.Second}
+	// Idle keep-alive connections are closed, so that clients that went quiet hold nothing.
+	srv := &http.Server{Handler: dash, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	u := "http://" + ln.Addr().String() + "/"
 	if *token != "" {
 		u += "?token=" + url.QueryEscape(*token)
