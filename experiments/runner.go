@@ -44,6 +44,15 @@ type Runner struct {
 	Poll time.Duration
 	// Wait keeps a worker polling for new runs instead of exiting when none has work.
 	Wait bool
+	// Outage is how long the store may stay unreachable (a database restarting: see
+	// store.IsUnavailable) before the runner gives up: meanwhile it retries with backoff, and
+	// keeps a finished cell's result to commit once the store is back. 0 is DefaultOutage.
+	Outage time.Duration
+	// AnyBuild lets this runner compute cells of runs begun by another build (CodeVersion);
+	// otherwise those runs are refused (Start, Work with runs named) or passed by (Work).
+	AnyBuild bool
+	// Log, if set, receives notes on the store's availability (an outage and its end).
+	Log io.Writer
 }
 
 // Mode says how Runner.Start treats a run already in the store.
@@ -215,7 +224,7 @@ func (r *Runner) openRun(ctx context.Context, e Experiment, opt Options, p *Plan
 	if err != nil {
 		return store.Run{}, err
 	}
-	spec := store.RunSpec{Identity: identity, Experiment: e.Name}
+	spec := store.RunSpec{Identity: identity, Experiment: e.Name, Build: CodeVersion()}
 	if spec.Options, err = json.Marshal(so); err != nil {
 		return store.Run{}, err
 	}
@@ -231,6 +240,9 @@ func (r *Runner) openRun(ctx context.Context, e Experiment, opt Options, p *Plan
 	}
 	run, err := r.Store.FindOrCreateRun(ctx, spec)
 	if err != nil {
+		return run, err
+	}
+	if err := r.checkBuild(run); err != nil {
 		return run, err
 	}
 	if err := r.checkCells(ctx, run.ID, p); err != nil {
@@ -506,7 +518,21 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 	r.defaults()
 	pc := &planCache{plans: map[int64]*planned{}}
 	claim := store.ClaimOptions{Runs: runs, Worker: r.Name, Lease: r.Lease}
-	inScope := func(id int64) bool { return len(runs) == 0 || slices.Contains(runs, id) }
+	if !r.AnyBuild {
+		claim.Build = CodeVersion()
+	}
+	for _, id := range runs {
+		run, err := r.Store.GetRun(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if err := r.checkBuild(run); err != nil {
+			return 0, err
+		}
+	}
+	inScope := func(rr store.Run) bool {
+		return (len(runs) == 0 || slices.Contains(runs, rr.ID)) && r.checkBuild(rr) == nil
+	}
 	if r.Monitor != nil {
 		stored, err := r.Store.Runs(ctx)
 		if err != nil {
@@ -514,7 +540,7 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 		}
 		left := 0
 		for _, rr := range stored {
-			if inScope(rr.ID) {
+			if inScope(rr) {
 				left += rr.Left()
 			}
 		}
@@ -529,7 +555,7 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 			return false, err
 		}
 		for _, rr := range stored {
-			if inScope(rr.ID) && rr.Left() > 0 {
+			if inScope(rr) && rr.Left() > 0 {
 				return true, nil
 			}
 		}
@@ -557,6 +583,7 @@ func (r *Runner) serve(ctx context.Context, pc *planCache, claim store.ClaimOpti
 			defer wg.Done()
 			c := claim
 			c.Worker = fmt.Sprintf("%s/%d", r.Name, slot)
+			var out outage
 			for ctx.Err() == nil {
 				did, err := r.step(ctx, pc, c, slot, inner, assemble)
 				if did {
@@ -570,12 +597,18 @@ func (r *Runner) serve(ctx context.Context, pc *planCache, claim store.ClaimOpti
 						return
 					}
 					if err == nil {
+						out.over(r)
 						select {
 						case <-ctx.Done():
 						case <-time.After(r.Poll):
 						}
 						continue
 					}
+				}
+				if err == nil {
+					out.over(r)
+				} else if err = out.wait(ctx, r, err); err == nil {
+					continue // the store was unreachable; it is tried again
 				}
 				if err != nil {
 					mu.Lock()
@@ -641,13 +674,15 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 	default:
 	}
 	// A finished cell is committed even when the run is being interrupted: its result is
-	// valid, and committing takes milliseconds.
-	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancelWrite()
+	// valid, and committing takes milliseconds — or, while the store is unreachable, as long
+	// as the runner waits for it (Runner.Outage): the result is kept until then.
+	wctx := context.WithoutCancel(ctx)
 	if runErr != nil {
 		// What the cell saved since the last write is kept for its next attempt; a write that
 		// fails costs that attempt time, never a result.
-		_ = cp.flush(wctx)
+		fctx, cancelFlush := context.WithTimeout(wctx, time.Minute)
+		_ = cp.flush(fctx)
+		cancelFlush()
 	}
 	if runErr != nil && ctx.Err() != nil {
 		// Interrupted: hand the cell back so that a resumed run goes on with it at once.
@@ -655,7 +690,8 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 		return false, ctx.Err()
 	}
 	if runErr != nil {
-		if err := r.Store.Fail(wctx, l, runErr.Error(), secs); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		err := r.commit(wctx, func(ctx context.Context) error { return r.Store.Fail(ctx, l, runErr.Error(), secs) })
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return true, err
 		}
 	} else {
@@ -665,8 +701,8 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 				return true, err
 			}
 		}
-		err = r.Store.Complete(wctx, l, store.Outcome{Output: out, Metrics: res.Metrics, History: hist, Seconds: secs,
-			CodeVersion: CodeVersion(), Host: hostDescription()})
+		o := store.Outcome{Output: out, Metrics: res.Metrics, History: hist, Seconds: secs, CodeVersion: CodeVersion(), Host: hostDescription()}
+		err = r.commit(wctx, func(ctx context.Context) error { return r.Store.Complete(ctx, l, o) })
 		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return true, err
 		}
@@ -680,17 +716,34 @@ func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptio
 	if !assemble {
 		return true, nil
 	}
-	// The worker that completes a run's last cell assembles and stores its result.
-	run, err := r.Store.GetRun(ctx, l.Run)
+	// The worker that completes a run's last cell assembles and stores its result, waiting
+	// out an unreachable store: no other worker would (Report assembles too, but later).
+	var down outage
+	for {
+		err := r.assembleIfDone(ctx, pl, l.Run)
+		if err == nil {
+			down.over(r)
+			return true, nil
+		}
+		if err = down.wait(ctx, r, err); err != nil {
+			return true, err
+		}
+	}
+}
+
+// assembleIfDone assembles and stores the run's result when all its cells are done and it
+// has none yet.
+func (r *Runner) assembleIfDone(ctx context.Context, pl *planned, id int64) error {
+	run, err := r.Store.GetRun(ctx, id)
 	if err != nil {
-		return true, err
+		return err
 	}
 	if run.Done == run.Cells && !run.HasResult {
 		if _, err := r.finish(ctx, pl, run); err != nil {
-			return true, fmt.Errorf("run %d: assembling: %w", run.ID, err)
+			return fmt.Errorf("run %d: assembling: %w", run.ID, err)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // heartbeat renews the cell's lease every third of it until ctx ends, and writes the progress

@@ -26,6 +26,7 @@ type exportHeader struct {
 	Options    json.RawMessage `json:"options,omitempty"`
 	Created    float64         `json:"created"`
 	Cells      int             `json:"cells"`
+	Build      string          `json:"build,omitempty"`
 }
 
 // exportCell is one cell as a line of an export: every column of the cells table but the
@@ -68,7 +69,7 @@ func (s *Store) ExportRun(ctx context.Context, id int64, w io.Writer) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	h := exportHeader{Format: ExportFormat, Identity: run.Identity, Experiment: run.Experiment,
-		Options: run.Options, Created: float64(run.Created.UnixMicro()) / 1e6, Cells: run.Cells}
+		Options: run.Options, Created: float64(run.Created.UnixMicro()) / 1e6, Cells: run.Cells, Build: run.Build}
 	if err := enc.Encode(h); err != nil {
 		return fmt.Errorf("store: export run %d: %w", id, err)
 	}
@@ -343,7 +344,7 @@ func readChecked(r io.Reader, check func(RunSpec) error) (exportHeader, []export
 	if err != nil {
 		return h, nil, RunSpec{}, err
 	}
-	spec := RunSpec{Identity: h.Identity, Experiment: h.Experiment, Options: h.Options, Cells: make([]CellSpec, len(cells))}
+	spec := RunSpec{Identity: h.Identity, Experiment: h.Experiment, Options: h.Options, Cells: make([]CellSpec, len(cells)), Build: h.Build}
 	for i, c := range cells {
 		seed, _ := strconv.ParseUint(c.Seed, 10, 64) // checked by readExport
 		spec.Cells[i] = CellSpec{Index: c.Index, Key: c.Key, Seed: seed, Config: c.Config}

@@ -76,8 +76,8 @@ func TestSaveProgress(t *testing.T) {
 	})
 }
 
-// TestUpgradeFromVersion1: Open adds the progress column to a version 1 database and keeps its
-// runs; a read-only open reads a version 1 database as it is.
+// TestUpgradeFromVersion1: Open adds the progress and build columns to a version 1 database
+// and keeps its runs; a read-only open reads a version 1 database as it is.
 func TestUpgradeFromVersion1(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -86,7 +86,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := createRun(t, s, "old", 2)
-		for _, stmt := range []string{`ALTER TABLE cells DROP COLUMN progress`, `UPDATE schema_version SET version = 1`} {
+		for _, stmt := range []string{`ALTER TABLE cells DROP COLUMN progress`, `ALTER TABLE runs DROP COLUMN build`, `UPDATE schema_version SET version = 1`} {
 			if _, err := s.db.Exec(stmt); err != nil {
 				t.Fatalf("making a version 1 database: %v", err)
 			}

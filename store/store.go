@@ -25,9 +25,9 @@ var ErrLeaseLost = errors.New("store: lease lost")
 var ErrLeased = errors.New("store: cell leased to a worker")
 
 // schemaVersion is the version of the schema this package creates and understands. Version 2
-// added cells.progress (Lease.Progress, SaveProgress); Open upgrades a version 1 database in
-// place, and read-only opens read either.
-const schemaVersion = 2
+// added cells.progress (Lease.Progress, SaveProgress), version 3 runs.build (RunSpec.Build);
+// Open upgrades an older database in place, and read-only opens read any.
+const schemaVersion = 3
 
 // sqliteBusyTimeoutMS is how long an SQLite connection waits for another writer's lock.
 const sqliteBusyTimeoutMS = 30000
@@ -166,7 +166,8 @@ func (d dialect) schema() []string {
 	experiment TEXT NOT NULL,
 	options TEXT,
 	created DOUBLE PRECISION NOT NULL,
-	result TEXT
+	result TEXT,
+	build TEXT NOT NULL DEFAULT ''
 )`,
 		`CREATE INDEX IF NOT EXISTS runs_identity ON runs (identity, id)`,
 		`CREATE TABLE IF NOT EXISTS cells (
@@ -224,8 +225,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 		}
 		stmts := s.d.schema()
-		if version == 1 {
-			stmts = []string{`ALTER TABLE cells ADD COLUMN progress TEXT`}
+		switch version {
+		case 1:
+			stmts = []string{`ALTER TABLE cells ADD COLUMN progress TEXT`, addBuild}
+		case 2:
+			stmts = []string{addBuild}
 		}
 		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -239,6 +243,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	})
 }
+
+// addBuild upgrades a version 1 or 2 database's runs to version 3: their builds are unknown.
+const addBuild = `ALTER TABLE runs ADD COLUMN build TEXT NOT NULL DEFAULT ''`
 
 // write runs fn in a transaction (BEGIN IMMEDIATE in SQLite) and commits it if fn succeeds.
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {

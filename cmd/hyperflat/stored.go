@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,9 +84,12 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	workers := fs.Int("workers", 1, "cells computed at once by this process")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
 	name := fs.String("name", "", "this worker's name in the store (default host:pid)")
-	wait := fs.Bool("wait", false, "keep polling for new runs instead of exiting when no run has cells left")
+	wait := &waitValue{}
+	fs.Var(wait, "wait", "keep polling for new runs instead of exiting when no run has cells left, and ride out a store that is unreachable (a database restarting) for up to `D` (--wait alone: for as long as it takes; without --wait: 1m), keeping a finished cell's result until it is stored")
+	fs.Lookup("wait").NoOptDefVal = "forever"
+	anyBuild := fs.Bool("any-build", false, "also compute cells of runs begun by another build of hyperflat (hyperflat version names this one), which would mix two builds' arithmetic in one run")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	synopsis := "worker --store DSN [--run ID,...] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait] [--quiet]"
+	synopsis := "worker --store DSN [--run ID,...] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait[=D]] [--any-build] [--quiet]"
 	if code, ok := parse(fs, synopsis, args, stdout, stderr); !ok {
 		return code
 	}
@@ -113,7 +118,11 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	defer st.Close()
-	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir), Wait: *wait}
+	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir),
+		Wait: wait.on, Outage: wait.outage(), AnyBuild: *anyBuild}
+	if !*quiet {
+		r.Log = stderr
+	}
 	var b *bars
 	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
 		b = newBars(stderr, *workers)
@@ -132,7 +141,72 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "worker %s: computed %d cells\n", r.Name, n)
+	if !*anyBuild {
+		otherBuilds(ctx, st, *runs, stderr)
+	}
 	return exitOK
+}
+
+// otherBuilds says which runs in scope still have cells that this worker left because
+// another build began them.
+func otherBuilds(ctx context.Context, st *store.Store, scope []int64, stderr io.Writer) {
+	runs, err := st.Runs(ctx)
+	if err != nil {
+		return
+	}
+	own := experiments.CodeVersion()
+	for _, r := range runs {
+		if r.Left() > 0 && r.Build != "" && r.Build != own && (len(scope) == 0 || slices.Contains(scope, r.ID)) {
+			fmt.Fprintf(stderr, "hyperflat worker: run %d has %d cells left, begun by build %s; this is %s (--any-build computes them)\n", r.ID, r.Left(), r.Build, own)
+		}
+	}
+}
+
+// waitValue is worker's --wait[=D]: off, on for as long as it takes, or on with a bound on
+// how long the store may stay unreachable.
+type waitValue struct {
+	on  bool
+	max time.Duration // 0: no bound
+}
+
+func (w *waitValue) String() string {
+	switch {
+	case !w.on:
+		return ""
+	case w.max == 0:
+		return "forever"
+	}
+	return w.max.String()
+}
+
+func (w *waitValue) Set(s string) error {
+	switch s {
+	case "forever", "true":
+		*w = waitValue{on: true}
+		return nil
+	case "false":
+		*w = waitValue{}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second {
+		return fmt.Errorf("%q: want a duration of at least 1s (30s, 10m, 2h), or nothing for as long as it takes", s)
+	}
+	*w = waitValue{on: true, max: d}
+	return nil
+}
+
+func (w *waitValue) Type() string { return "D" }
+
+// outage is how long the runner rides out an unreachable store.
+func (w *waitValue) outage() time.Duration {
+	switch {
+	case !w.on:
+		return experiments.DefaultOutage
+	case w.max == 0:
+		return time.Duration(math.MaxInt64)
+	}
+	return w.max
 }
 
 func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
