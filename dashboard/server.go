@@ -253,7 +253,7 @@ func runID(r *http.Request) (int64, error) {
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
-	runs, err := s.runViews(r.Context())
+	runs, err := s.sharedRunViews(r.Context()) // at most half a poll interval old
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -424,7 +424,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "hyperflat serve: ?run= wants a run ID", http.StatusBadRequest)
 			return
 		}
-		if _, err := s.st.GetRun(r.Context(), id); err != nil {
+		// The first snapshot, shared with the other streams of the run, says whether it exists.
+		if _, err := s.sharedRunDetail(r.Context(), id); err != nil {
 			s.fail(w, err)
 			return
 		}
