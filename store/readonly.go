@@ -46,6 +46,9 @@ func OpenReadOnly(ctx context.Context, dsn string) (*Store, error) {
 		// it could not have created), the file is read as it stands.
 		s.db.Close()
 		var name string
+		if err = checkNoWAL(dsn); err != nil {
+			return nil, fmt.Errorf("store: open %s read-only: %w", s.DSN(), err)
+		}
 		if name, err = readOnlySQLite(dsn, true); err == nil {
 			s.db, err = sql.Open("sqlite", name)
 		}
@@ -112,6 +115,21 @@ func readOnlySQLite(dsn string, immutable bool) (string, error) {
 		name += "&" + query
 	}
 	return name, nil
+}
+
+// checkNoWAL refuses to read the SQLite database at dsn as an immutable file when a write-ahead
+// log beside it holds transactions: immutable mode ignores the log, so the store would be read
+// without its latest changes.
+func checkNoWAL(dsn string) error {
+	path, _, err := SQLitePath(dsn)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return fmt.Errorf("its write-ahead log %s-wal holds changes not yet in %s, which SQLite cannot read without creating %s-shm in a directory this process cannot write (open it once where the directory is writable, or copy the three files to one that is)",
+			path, path, path)
+	}
+	return nil
 }
 
 // readOnlyPostgres adds default_transaction_read_only=on to a PostgreSQL DSN; pgx sends

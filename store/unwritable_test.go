@@ -59,6 +59,7 @@ func TestUnwritableStores(t *testing.T) {
 	must(t, os.Chmod(filepath.Join(dir, "lockowned"), 0o555))
 	must(t, os.Remove(filepath.Join(dir, "rodir", "s.db.lock")))
 	must(t, os.Chmod(filepath.Join(dir, "rodir"), 0o555))
+	makeWALLeft(t, filepath.Join(dir, "walleft"))
 	must(t, os.Chmod(dir, 0o755))
 	if os.Getuid() != 0 {
 		checkUnwritable(t, dir)
@@ -119,10 +120,42 @@ func checkUnwritable(t *testing.T, dir string) {
 			}
 		}
 	}
+	// A log with changes not in the database, in a directory where no -shm can be made: read
+	// as an immutable file, the store would silently lack those changes.
+	if r, err := OpenReadOnly(ctx, filepath.Join(dir, "walleft", "s.db")); err == nil {
+		runs, _ := r.Runs(ctx)
+		r.Close()
+		t.Errorf("walleft: OpenReadOnly read %d runs without the write-ahead log's; want it refused", len(runs))
+	} else if !strings.Contains(err.Error(), "s.db-wal holds changes") {
+		t.Errorf("walleft: OpenReadOnly: %v; want the -wal file named", err)
+	}
 	// A lock file that cannot exist at all: /proc/self is no place for one, even for root.
 	if _, err := Open(ctx, "/proc/self/hyperflat.db"); err == nil || !strings.Contains(err.Error(), "hyperflat.db.lock") {
 		t.Errorf("Open under /proc/self: %v; want an error naming the lock file", err)
 	}
+}
+
+// makeWALLeft puts in dir (made read-only) a store whose run is only in its write-ahead log:
+// copies of the database and its -wal file while a writer has the run uncheckpointed.
+func makeWALLeft(t *testing.T, dir string) {
+	src := filepath.Join(t.TempDir(), "s.db")
+	s := openStore(t, src)
+	if _, err := s.db.Exec(`PRAGMA wal_autocheckpoint = 0`); err != nil {
+		t.Fatal(err)
+	}
+	s.db.SetMaxOpenConns(1) // the pragma holds for the one connection
+	if _, err := s.CreateRun(context.Background(), RunSpec{Identity: "w", Experiment: "x", Cells: []CellSpec{{Index: 0, Key: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.Mkdir(dir, 0o755))
+	for _, suffix := range []string{"", "-wal"} {
+		copyFile(t, src+suffix, filepath.Join(dir, "s.db"+suffix))
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "s.db-wal")); err != nil || fi.Size() == 0 {
+		t.Fatalf("no write-ahead log to leave: %v", err)
+	}
+	s.Close()
+	must(t, os.Chmod(dir, 0o555))
 }
 
 func listDir(t *testing.T, dir string) string {
