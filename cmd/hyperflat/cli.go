@@ -341,14 +341,14 @@ type runFlags struct {
 	preset, dataDir, out, shard, maxMem, format *string
 	seed                                        *uint64
 	workers                                     *int
-	resume, submit, quiet, verbose              *bool
+	resume, submit, quiet, verbose, anyBuild    *bool
 	trialTimeout                                *time.Duration
 	store                                       storeFlags
 	own                                         map[string]bool // the experiment's config flags
 }
 
 const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] " +
-	"[--store DSN] [--resume] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
+	"[--store DSN] [--resume] [--any-build] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
 
 func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	f := runFlags{
@@ -360,6 +360,7 @@ func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	}
 	f.store = addStoreFlags(fs, true)
 	f.resume = fs.Bool("resume", false, "continue the latest stored run with the same options: finished cells are kept, failed ones retried")
+	f.anyBuild = fs.Bool("any-build", false, "with --resume or --shard, go on with a run begun by another build of hyperflat (hyperflat version names this one), mixing two builds' arithmetic in one run")
 	f.shard = fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
 	f.submit = fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
 	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
@@ -492,7 +493,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	} else {
 		var done bool
-		if res, done, err = runStored(ctx, exp, opt, mode, dsn, *rf.workers, *rf.store.lease, b, stdout, stderr); err != nil || done {
+		if res, done, err = runStored(ctx, exp, opt, mode, dsn, *rf.workers, *rf.store.lease, *rf.anyBuild, b, stdout, stderr); err != nil || done {
 			if err != nil {
 				return fail(err)
 			}
@@ -539,13 +540,13 @@ func runFailure(stderr io.Writer, name, dsn string, err error) int {
 // runStored runs through the store at dsn. It returns the result to print, or done when
 // there is nothing to print (a submitted run, a shard that finished before the others).
 func runStored(ctx context.Context, exp experiments.Experiment, opt experiments.Options, mode experiments.Mode, dsn string,
-	workers int, lease time.Duration, b *bars, stdout, stderr io.Writer) (*experiments.Result, bool, error) {
+	workers int, lease time.Duration, anyBuild bool, b *bars, stdout, stderr io.Writer) (*experiments.Result, bool, error) {
 	st, err := openStore(ctx, dsn)
 	if err != nil {
 		return nil, false, err
 	}
 	defer st.Close()
-	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: workers, Lease: lease, DataDir: opt.DataDir}
+	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: workers, Lease: lease, DataDir: opt.DataDir, AnyBuild: anyBuild}
 	if b != nil {
 		r.Monitor, r.Progress = b, b
 	}

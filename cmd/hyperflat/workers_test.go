@@ -17,7 +17,8 @@ import (
 )
 
 // TestWorkerTakesOwnBuildsRuns: a worker leaves the cells of a run another build began (and
-// says so), refuses such a run named with --run or resumed, and computes it with --any-build.
+// says so), refuses such a run named with --run or resumed, and computes it with --any-build
+// (worker's, and run's with --resume).
 // (A worker from another commit silently finished another build's run.)
 func TestWorkerTakesOwnBuildsRuns(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "builds.db")
@@ -43,6 +44,9 @@ func TestWorkerTakesOwnBuildsRuns(t *testing.T) {
 	}
 	if code, out, errs := runCLI("worker", "--store", dsn, "--any-build", "--quiet"); code != 0 || !strings.Contains(out, "computed 12 cells") {
 		t.Errorf("worker --any-build: exit %d: %q %s", code, out, errs)
+	}
+	if code, _, errs := runCLI(append(append([]string{"run"}, smallRun...), "--store", dsn, "--resume", "--any-build")...); code != 0 {
+		t.Errorf("run --resume --any-build: exit %d: %s", code, errs)
 	}
 }
 
