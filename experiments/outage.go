@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/hyperflat/hyperflat/store"
@@ -51,6 +52,25 @@ func (r *Runner) commit(ctx context.Context, write func(context.Context) error) 
 			if patient.Err() != nil {
 				return fmt.Errorf("interrupted while the store was unreachable; this cell's result is lost (its lease ends and it is computed again): %w", err)
 			}
+			return err
+		}
+	}
+}
+
+// WhileUnavailable calls fn until it succeeds, fails for another cause than an unreachable
+// store (store.IsUnavailable), or the store has been unreachable for limit (0: DefaultOutage),
+// with the runner's backoff, noting the outage on log (when not nil): for what a worker does
+// before it has a Runner, opening the store.
+func WhileUnavailable(ctx context.Context, limit time.Duration, log io.Writer, fn func() error) error {
+	r := &Runner{Outage: limit, Log: log}
+	var out outage
+	for {
+		err := fn()
+		if err == nil {
+			out.over(r)
+			return nil
+		}
+		if err = out.wait(ctx, r, err); err != nil {
 			return err
 		}
 	}

@@ -27,22 +27,27 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 	if !r.AnyBuild {
 		claim.Build = CodeVersion()
 	}
-	for _, id := range runs {
-		run, err := r.Store.GetRun(ctx, id)
-		if err != nil {
-			return 0, err
-		}
-		if err := r.checkBuild(run); err != nil {
-			return 0, err
-		}
-	}
 	inScope := func(rr store.Run) bool {
 		return (len(runs) == 0 || slices.Contains(runs, rr.ID)) && r.checkBuild(rr) == nil
 	}
-	if r.Monitor != nil {
+	// Before the claim loops, which ride out an unreachable store, what they need of it: the
+	// runs named are this build's, and (for the monitor) how many cells are left.
+	err := WhileUnavailable(ctx, r.Outage, r.Log, func() error {
+		for _, id := range runs {
+			run, err := r.Store.GetRun(ctx, id)
+			if err != nil {
+				return err
+			}
+			if err := r.checkBuild(run); err != nil {
+				return err
+			}
+		}
+		if r.Monitor == nil {
+			return nil
+		}
 		stored, err := r.Store.Runs(ctx)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		left := 0
 		for _, rr := range stored {
@@ -51,6 +56,10 @@ func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
 			}
 		}
 		r.Monitor.Begin(left, 0, "", false)
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	return r.serve(ctx, pc, claim, 1, true, func(ctx context.Context) (bool, error) {
 		if r.Wait {

@@ -112,7 +112,15 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitUsage
 		}
 	}
-	st, err := openStore(ctx, dsn)
+	var st *store.Store
+	open := func() (err error) { st, err = openStore(ctx, dsn); return err }
+	var err error
+	if wait.on {
+		// A worker started while the database restarts (a pod restarted with it) waits too.
+		err = experiments.WhileUnavailable(ctx, wait.outage(), logTo(stderr, *quiet), open)
+	} else {
+		err = open()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat worker: %v\n", err)
 		return exitFailure
@@ -120,9 +128,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer st.Close()
 	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir),
 		Wait: wait.on, Outage: wait.outage(), AnyBuild: *anyBuild}
-	if !*quiet {
-		r.Log = stderr
-	}
+	r.Log = logTo(stderr, *quiet)
 	var b *bars
 	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
 		b = newBars(stderr, *workers)
@@ -145,6 +151,14 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		otherBuilds(ctx, st, *runs, stderr)
 	}
 	return exitOK
+}
+
+// logTo is where a worker notes the store's outages: stderr, unless quiet.
+func logTo(stderr io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return nil
+	}
+	return stderr
 }
 
 // otherBuilds says which runs in scope still have cells that this worker left because

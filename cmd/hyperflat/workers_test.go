@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,4 +149,27 @@ func TestWorkerRidesOutPostgresRestart(t *testing.T) {
 		t.Errorf("the worker did not say the store was unreachable: %s", we.String())
 	}
 	t.Logf("worker: %s", we.String())
+}
+
+// TestWorkerWaitsForTheStore: a worker started with --wait=D while the database is down (a pod
+// restarted with it) retries for D, saying so, then fails naming the outage; without --wait it
+// fails at once.
+func TestWorkerWaitsForTheStore(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := "postgres://postgres@" + ln.Addr().String() + "/none?sslmode=disable&connect_timeout=2"
+	ln.Close() // nothing listens there now
+	start := time.Now()
+	code, _, errs := runCLI("worker", "--store", dsn)
+	if code != 1 || time.Since(start) > 5*time.Second || strings.Contains(errs, "retrying") {
+		t.Errorf("without --wait: exit %d after %v: %s", code, time.Since(start), errs)
+	}
+	start = time.Now()
+	code, _, errs = runCLI("worker", "--store", dsn, "--wait=1s")
+	if took := time.Since(start); code != 1 || took < time.Second || took > 20*time.Second ||
+		!strings.Contains(errs, "retrying for up to 1s") || !strings.Contains(errs, "the store was unreachable for") {
+		t.Errorf("--wait=1s: exit %d after %v: %s", code, took, errs)
+	}
 }
