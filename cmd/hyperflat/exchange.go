@@ -244,6 +244,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func exportsByCreation(paths []string) ([]string, error) {
 	created := make(map[string]time.Time, len(paths))
 	for _, path := range paths {
+		// Import reads each file three times (its header here, then whole to check it, then to
+		// import it): a pipe or a device would give other bytes each time, or block forever.
+		if fi, err := os.Stat(path); err != nil {
+			return nil, err
+		} else if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file (%s): save the export to a file first", path, fi.Mode().Type())
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err
