@@ -17,14 +17,14 @@ import (
 
 // What a cell records of what computed it (store.Outcome): the build and the machine.
 
-// CodeVersion is the VCS revision the binary was built from ("devel" when unknown) and the
-// BLAS its products use ("devel blas=openblas"): the two builds sum products in different
-// orders, so a stored cell says which computed it. A binary built from a modified tree says
-// which modification: "+dirty.diff-HASH" with the hash of the tree's diff when the build
-// recorded it (go build -ldflags "-X github.com/hyperflat/hyperflat/experiments.diffHash=$(git
-// diff HEAD | sha256sum | cut -c1-12)"), else "+dirty.exe-HASH" with the hash of the executable
-// itself, which differs for every modification — never a bare "+dirty", which two different
-// modified trees would share.
+// CodeVersion is the VCS revision the binary was built from and the BLAS its products use
+// ("0123abcd… blas=openblas"): the two builds sum products in different orders, so a stored
+// cell says which computed it. A binary built from a modified tree says which modification:
+// "+dirty.diff-HASH" with the hash of the tree's diff when the build recorded it (go build
+// -ldflags "-X github.com/hyperflat/hyperflat/experiments.diffHash=$(git diff HEAD | sha256sum
+// | cut -c1-12)"), else "+dirty.exe-HASH" with the hash of the executable itself, which
+// differs for every modification — never a bare "+dirty", which two different modified trees
+// would share. Without VCS information the revision is "devel.exe-HASH", for the same reason.
 func CodeVersion() string { return codeVersion() }
 
 var codeVersion = sync.OnceValue(func() string {
@@ -46,9 +46,14 @@ var codeVersion = sync.OnceValue(func() string {
 var diffHash string
 
 // versionString is CodeVersion's revision part: rev, and for a modified tree the hash of its
-// diff, or failing that of the executable (exe).
+// diff, or failing that of the executable (exe); for an unknown revision ("devel") the hash of
+// the executable.
 func versionString(rev string, dirty bool, diff string, exe func() string) string {
 	switch {
+	case rev == "devel":
+		// No VCS information (a build outside a checkout, a Docker build without .git): the
+		// executable is all that tells two such builds apart.
+		return rev + ".exe-" + exe()
 	case !dirty:
 		return rev
 	case diff != "":

@@ -31,7 +31,8 @@ func TestDescribeCPU(t *testing.T) {
 
 // TestModifiedTreeVersions: two builds from differently modified trees at one commit have
 // different versions (both said "…+dirty"): the diff's hash when the build recorded it, else
-// the executable's; a clean build is its revision alone.
+// the executable's; a clean build is its revision alone, and one without VCS information
+// (both said "devel") is named by its executable's hash.
 func TestModifiedTreeVersions(t *testing.T) {
 	exe := func(h string) func() string { return func() string { return h } }
 	a := versionString("abc123", true, "", exe("111111111111"))
@@ -44,6 +45,9 @@ func TestModifiedTreeVersions(t *testing.T) {
 	}
 	if c := versionString("abc123", false, "", exe("x")); c != "abc123" {
 		t.Errorf("a clean build: %q", c)
+	}
+	if u1, u2 := versionString("devel", false, "", exe("111111111111")), versionString("devel", false, "", exe("222222222222")); u1 == u2 || u1 != "devel.exe-111111111111" {
+		t.Errorf("two builds without VCS information: %q and %q", u1, u2)
 	}
 	if h := executableHash(); len(h) != 12 || h == "unknown" {
 		t.Errorf("the test binary's hash: %q", h)

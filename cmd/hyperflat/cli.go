@@ -225,7 +225,8 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\ngc %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS, gcInEffect())
+	// build is what runs and cells record of this binary (a worker computes only its own build's runs).
+	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\ngc %s\nbuild %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS, gcInEffect(), experiments.CodeVersion())
 	return exitOK
 }
 
