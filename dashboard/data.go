@@ -142,6 +142,43 @@ func (s *Server) sharedRunDetail(ctx context.Context, id int64) (*runDetail, err
 	return d, nil
 }
 
+// sharedRun is GetRun, read at most once per half poll interval per run for all the pages and
+// streams that show it: each read sums every cell of the run, and a page is no fresher than
+// the live updates that follow it.
+func (s *Server) sharedRun(ctx context.Context, id int64) (store.Run, error) {
+	s.mu.Lock()
+	e, ok := s.runs[id]
+	s.mu.Unlock()
+	if ok && time.Since(e.at) < s.cfg.Poll/2 {
+		return e.run, nil
+	}
+	// One request reads while the others wait for what it read.
+	if err := lockCtx(ctx, s.runRead); err != nil {
+		return store.Run{}, err
+	}
+	defer func() { <-s.runRead }()
+	s.mu.Lock()
+	e, ok = s.runs[id]
+	s.mu.Unlock()
+	if ok && time.Since(e.at) < s.cfg.Poll/2 {
+		return e.run, nil
+	}
+	r, err := s.st.GetRun(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	s.mu.Lock()
+	s.runs[id] = runEntry{at: time.Now(), run: r} // bounded by the store's runs: a missing one is not kept
+	s.mu.Unlock()
+	return r, nil
+}
+
+// runEntry is a run as sharedRun last read it.
+type runEntry struct {
+	at  time.Time
+	run store.Run
+}
+
 // detailEntry is a run's detail as the event streams last read it.
 type detailEntry struct {
 	at time.Time
@@ -308,7 +345,7 @@ const (
 )
 
 func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detailFor) (*runDetail, error) {
-	r, err := s.st.GetRun(ctx, id)
+	r, err := s.sharedRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +388,8 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 
 // resultEntry is a decoded stored result and, once asked for, its figures.
 type resultEntry struct {
-	hash uint64
+	hash    uint64
+	checked time.Time // when the stored bytes were last read (under Server.mu)
 	res  *experiments.Result
 	once sync.Once
 	figs figureSet
@@ -359,7 +397,17 @@ type resultEntry struct {
 
 // result returns the run's stored result, nil if it has none. It is decoded again only when
 // the stored bytes change (SaveResult may replace it).
+//
+// The bytes are read at most once per half poll interval: a page in a flood of requests then
+// costs the store nothing, and the store's connections stay free for what must read them.
 func (s *Server) result(ctx context.Context, id int64) (*resultEntry, error) {
+	s.mu.Lock()
+	e := s.results[id]
+	fresh := e != nil && time.Since(e.checked) < s.cfg.Poll/2
+	s.mu.Unlock()
+	if fresh {
+		return e, nil
+	}
 	b, ok, err := s.st.Result(ctx, id)
 	if err != nil || !ok {
 		return nil, err
@@ -367,17 +415,17 @@ func (s *Server) result(ctx context.Context, id int64) (*resultEntry, error) {
 	h := fnv.New64a()
 	h.Write(b)
 	sum := h.Sum64()
-	s.mu.Lock()
-	e := s.results[id]
-	s.mu.Unlock()
 	if e != nil && e.hash == sum {
+		s.mu.Lock()
+		e.checked = time.Now()
+		s.mu.Unlock()
 		return e, nil
 	}
 	res, err := experiments.UnmarshalStoredResult(b)
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", id, err)
 	}
-	e = &resultEntry{hash: sum, res: res}
+	e = &resultEntry{hash: sum, res: res, checked: time.Now()}
 	s.mu.Lock()
 	s.results[id] = e
 	s.mu.Unlock()

@@ -61,7 +61,7 @@ type Server struct {
 	close    sync.Once
 	// streams holds a value per open event stream; runsRead and cellsRead, of capacity one,
 	// are held by the one stream that reads the runs or a run's cells for all of them.
-	streams, runsRead, cellsRead, detailRead chan struct{}
+	streams, runsRead, cellsRead, detailRead, runRead chan struct{}
 
 	mu       sync.Mutex
 	runsAt   time.Time // when runsMemo was read
@@ -70,6 +70,7 @@ type Server struct {
 	results  map[int64]*resultEntry
 	cells    map[int64]*cellsEntry
 	details  map[int64]detailEntry
+	runs     map[int64]runEntry
 }
 
 // cookieName holds the token once a ?token= URL has been opened.
@@ -99,7 +100,7 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	}
 	s := &Server{st: st, cfg: cfg, pages: pages, cacheDir: cfg.CacheDir, done: make(chan struct{}),
 		streams: make(chan struct{}, cfg.MaxStreams), runsRead: make(chan struct{}, 1), cellsRead: make(chan struct{}, 1),
-		detailRead: make(chan struct{}, 1), details: map[int64]detailEntry{},
+		detailRead: make(chan struct{}, 1), details: map[int64]detailEntry{}, runs: map[int64]runEntry{}, runRead: make(chan struct{}, 1),
 		options: map[int64]string{}, results: map[int64]*resultEntry{}, cells: map[int64]*cellsEntry{}}
 	if s.cacheDir == "" {
 		if s.cacheDir, err = os.MkdirTemp("", "hyperflat-serve-*"); err != nil {

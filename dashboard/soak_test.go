@@ -174,9 +174,11 @@ func TestServeSoak(t *testing.T) {
 	if len(pageErrs) > 0 {
 		t.Errorf("%d page requests failed, first: %s", len(pageErrs), pageErrs[0])
 	}
-	// Generous bounds, for a loaded machine: before, 3 pages got through in the flood's 3 s.
-	if pages < 10 || slowest > 5*time.Second {
-		t.Errorf("%d pages during the flood, the slowest in %v; want 10 or more, each under 5s", pages, slowest)
+	// Generous bounds, for a loaded machine: before, 3 pages got through in the flood's 3 s;
+	// then, with every page reading the store, some waited for a connection the whole flood
+	// (database/sql serves its waiters in no order). A page costs ~10 ms alone.
+	if pages < 10 || slowest > 2500*time.Millisecond {
+		t.Errorf("%d pages during the flood, the slowest in %v; want 10 or more, each under 2.5s", pages, slowest)
 	}
 	if peak.HeapInuse > baseMem.HeapInuse+512<<20 {
 		t.Errorf("heap in use grew from %d MB to %d MB during the flood", baseMem.HeapInuse>>20, peak.HeapInuse>>20)
