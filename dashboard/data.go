@@ -390,9 +390,9 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 type resultEntry struct {
 	hash    uint64
 	checked time.Time // when the stored bytes were last read (under Server.mu)
-	res  *experiments.Result
-	once sync.Once
-	figs figureSet
+	res     *experiments.Result
+	once    sync.Once
+	figs    figureSet
 }
 
 // result returns the run's stored result, nil if it has none. It is decoded again only when
