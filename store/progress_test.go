@@ -120,6 +120,38 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	})
 }
 
+// TestUpgradeFromVersion2: Open adds the build column to a version 2 database, its runs of
+// unknown build (which a claim limited to a build still takes); a read-only open reads it as
+// it is.
+func TestUpgradeFromVersion2(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openStore(t, dsn)
+		run := createRun(t, s, "v2", 1)
+		for _, stmt := range []string{`ALTER TABLE runs DROP COLUMN build`, `UPDATE schema_version SET version = 2`} {
+			if _, err := s.db.Exec(stmt); err != nil {
+				t.Fatalf("making a version 2 database: %v", err)
+			}
+		}
+		s.Close()
+		ro, err := OpenReadOnly(ctx, dsn)
+		if err != nil {
+			t.Fatalf("read-only open of a version 2 database: %v", err)
+		}
+		if r, err := ro.GetRun(ctx, run.ID); err != nil || r.Build != "" || r.Cells != 1 {
+			t.Errorf("read-only: run %+v, %v", r, err)
+		}
+		ro.Close()
+		s = openStore(t, dsn)
+		if r := getRun(t, s, run.ID); r.Build != "" || r.Identity != "v2" {
+			t.Errorf("run after the upgrade %+v", r)
+		}
+		if l := mustClaim(t, s, ClaimOptions{Build: "v9 blas=gonum"}); l.Run != run.ID {
+			t.Errorf("a build's claim took run %d, want the upgraded run %d", l.Run, run.ID)
+		}
+	})
+}
+
 // TestExportCarriesProgress: an export carries an unfinished cell's progress (not a finished
 // one's, which completion discarded) to the store it is imported into, where a cell that has
 // progress of its own keeps it.
