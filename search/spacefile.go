@@ -159,6 +159,11 @@ func parseParam(file string, i int, n *yaml.Node) (Param, error) {
 	if n.Kind != yaml.MappingNode {
 		return p, fail(n, "", "want a mapping of name, type, low, high, log or choices, not %s", kindName(n))
 	}
+	for j := 0; j+1 < len(n.Content); j += 2 { // messages name the dimension once it has a name
+		if k, v := n.Content[j], n.Content[j+1]; k.Value == "name" && v.Kind == yaml.ScalarNode && v.Value != "" {
+			label = v.Value
+		}
+	}
 	fields := map[string]*yaml.Node{}
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], n.Content[j+1]
@@ -180,7 +185,6 @@ func parseParam(file string, i int, n *yaml.Node) (Param, error) {
 		return p, fail(name, "name", "want a name without spaces or '=', not %s", kindName(name))
 	}
 	p.Name = name.Value
-	label = p.Name // later messages name the dimension, not its index
 	typ, ok := fields["type"]
 	if !ok {
 		return p, fail(n, "type", "is missing: want float, int or categorical")

@@ -57,7 +57,7 @@ func TestParseSpaceFile(t *testing.T) {
 func TestParseSpaceFileErrors(t *testing.T) {
 	head := "parameters:\n"
 	for _, c := range []struct{ text, want string }{
-		{head + "  - {name: a, type: int, low: 1, high: 3, step: 2}\n", "s.yaml:2: parameters[0].step: unknown key"},
+		{head + "  - {name: a, type: int, low: 1, high: 3, step: 2}\n", "s.yaml:2: a.step: unknown key"},
 		{head + "  - {name: a, type: int, low: one, high: 3}\n", `s.yaml:2: a.low: want a number, not "one"`},
 		{head + "  - {name: a, type: int, low: 1.5, high: 3}\n", "s.yaml:2: a.low: 1.5: an int dimension has integer bounds"},
 		{head + "  - name: a\n    type: float\n    low: 2\n    high: 1\n", "s.yaml:5: a.high: 1 is not above low 2"},
@@ -107,5 +107,12 @@ func TestReadSpaceFileBounded(t *testing.T) {
 	}
 	if d := sf.Space.Describe(); d != "depth int [1, 3]; lr float [0.0001, 0.1] log; padding categorical {valid, same}" {
 		t.Errorf("Describe: %s", d)
+	}
+}
+
+func TestSpaceFileNamesAnUnnamedDimensionByIndex(t *testing.T) {
+	_, err := ParseSpaceFile("s.yaml", []byte("parameters:\n  - {name: a, type: int, low: 1, high: 2}\n  - {type: int, low: 1, high: 2}\n"))
+	if err == nil || err.Error() != "s.yaml:3: parameters[1].name: is missing" {
+		t.Errorf("got %v", err)
 	}
 }

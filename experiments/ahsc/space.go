@@ -202,18 +202,6 @@ func hpFloat(cfg search.Config, name string) float64 {
 // hpInt is the named hyperparameter as an integer.
 func hpInt(cfg search.Config, name string) int { return int(math.Round(hpFloat(cfg, name))) }
 
-// SpaceNames documents, for help texts, the hyperparameters a --space file may name: those of
-// the model a run on dataset trains (a user's table when data is set).
-func SpaceNames(dataset string, data bool) string {
-	hs, model := modelHypers(dataset, data)
-	var b strings.Builder
-	b.WriteString(model + ":")
-	for _, h := range hs {
-		fmt.Fprintf(&b, "\n  %-20s %s", h.name, h.means)
-	}
-	return b.String()
-}
-
 // TrialConfig is the configuration `hyperflat trial` evaluates a configuration under: the
 // preset's, with the given flags (dataset, protocol, space...), finished. Unlike a run, a
 // trial takes a --space for a paper dataset: it evaluates one configuration, with no paper
