@@ -72,7 +72,7 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.String("preset", experiments.Quick, "quick or paper: data sizes and epochs as in hyperflat run ahsc")
 	fs.String("protocol", "clean", "clean or authors, as hyperflat run ahsc --protocol (authors: the Bayesmark sets search scikit-learn's own space)")
 	fs.String("space", "", "a YAML or JSON search space for the dataset's model (clean protocol), whose names are the flags below "+
-		"(README: Your own search space)")
+		"(README: Your own table and search space)")
 	seed := fs.Uint64("seed", 1, "seed of the split and of the initial weights")
 	repeat := fs.Int("repeat", 0, "which repeat's split to use")
 	epochs := fs.String("epochs", "", "most epochs of training (default: the preset's)")

@@ -40,7 +40,7 @@ type Config struct {
 	// The path is in the run's identity (omitempty keeps the identity of runs stored before
 	// the flag existed), the hash of the parsed space in every cell's configuration: a resume
 	// or a worker that reads another space is refused, as for Data.
-	Space string `flag:"space" json:"space,omitempty" default:"" usage:"a YAML or JSON search space for --data's MLP, replacing Table 2's (not with the paper datasets; README: Your own search space)"`
+	Space string `flag:"space" json:"space,omitempty" default:"" usage:"a YAML or JSON search space replacing Table 2's, with --data only (README: Your own table and search space)"`
 	// Metric is Data's metric: auto is ROC-AUC for two classes (as the OpenML sets) and
 	// accuracy for more.
 	Metric string `flag:"metric" json:"metric" default:"auto" choices:"auto,auc,accuracy" usage:"metric for --data"`
