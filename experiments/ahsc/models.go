@@ -49,9 +49,9 @@ func OpenMLSpace(maxLog2Width int) search.Space {
 func openMLArch(cfg search.Config) ([]int, int) {
 	hidden := make([]int, hpInt(cfg, "depth"))
 	for i := range hidden {
-		hidden[i] = 1 << hpInt(cfg, "log2_width")
+		hidden[i] = int(math.Round(hpScaled(cfg, "width", "log2_width", 2)))
 	}
-	return hidden, 1 << hpInt(cfg, "log2_batch_size")
+	return hidden, int(math.Round(hpScaled(cfg, "batch_size", "log2_batch_size", 2)))
 }
 
 // OpenMLBuild builds the OpenML MLP of the authors' hpobench/util/model.py for a table with
@@ -62,7 +62,7 @@ func openMLArch(cfg search.Config) ([]int, int) {
 // method of the experiment trains through, and the one the bench times.
 func OpenMLBuild(classes int, dt tensor.Dtype) Builder {
 	return mlpBuild(classes, dt, openMLArch, func(cfg search.Config, _ int) samplers.Optimizer {
-		return kerasAdam(math.Pow(10, hpFloat(cfg, "log10_learning_rate")))
+		return kerasAdam(hpScaled(cfg, "learning_rate", "log10_learning_rate", 10))
 	})
 }
 

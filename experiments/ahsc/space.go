@@ -35,6 +35,9 @@ type hyper struct {
 	lo, hi float64  // the values the model can build (integer and real)
 	words  []string // word: the values the model knows
 	means  string   // what it sets, for messages and docs
+	// or names the hyperparameter this one may replace, the same thing on another scale
+	// (width for log2_width): a space gives one of the two.
+	or string
 }
 
 // modelHypers are the hyperparameters of the model a run on dataset trains (a user's table
@@ -43,33 +46,36 @@ func modelHypers(dataset string, data bool) ([]hyper, string) {
 	switch g := groupOf(dataset); {
 	case data || g == openML:
 		return []hyper{
-			{"depth", integerValue, 1, 16, nil, "the number of hidden layers"},
-			{"log2_width", integerValue, 0, 14, nil, "log2 of each hidden layer's width"},
-			{"log2_batch_size", integerValue, 0, 16, nil, "log2 of the batch size (at most the training rows)"},
-			{"log10_learning_rate", realValue, -10, 1, nil, "log10 of Adam's learning rate"},
+			{"depth", integerValue, 1, 16, nil, "the number of hidden layers", ""},
+			{"log2_width", integerValue, 0, 14, nil, "log2 of each hidden layer's width", ""},
+			{"log2_batch_size", integerValue, 0, 16, nil, "log2 of the batch size (at most the training rows)", ""},
+			{"log10_learning_rate", realValue, -10, 1, nil, "log10 of Adam's learning rate", ""},
+			{"width", integerValue, 1, 1 << 14, nil, "each hidden layer's width", "log2_width"},
+			{"batch_size", integerValue, 1, 1 << 16, nil, "the batch size (at most the training rows)", "log2_batch_size"},
+			{"learning_rate", realValue, 1e-10, 10, nil, "Adam's learning rate", "log10_learning_rate"},
 		}, "the OpenML MLP"
 	case g == bayesmark:
 		return []hyper{
-			{"hidden_layer_sizes", integerValue, 1, 1 << 14, nil, "the hidden layer's width"},
-			{"alpha", realValue, 0, 1e6, nil, "the L2 penalty"},
-			{"batch_size", integerValue, 1, 1 << 16, nil, "the batch size (at most the training rows)"},
-			{"learning_rate_init", realValue, 1e-12, 10, nil, "Adam's learning rate"},
-			{"one_minus_beta_1", realValue, 1e-12, 1, nil, "1 − Adam's β1"},
-			{"one_minus_beta_2", realValue, 1e-12, 1, nil, "1 − Adam's β2"},
-			{"epsilon", realValue, 1e-30, 1, nil, "Adam's ε"},
+			{"hidden_layer_sizes", integerValue, 1, 1 << 14, nil, "the hidden layer's width", ""},
+			{"alpha", realValue, 0, 1e6, nil, "the L2 penalty", ""},
+			{"batch_size", integerValue, 1, 1 << 16, nil, "the batch size (at most the training rows)", ""},
+			{"learning_rate_init", realValue, 1e-12, 10, nil, "Adam's learning rate", ""},
+			{"one_minus_beta_1", realValue, 1e-12, 1, nil, "1 − Adam's β1", ""},
+			{"one_minus_beta_2", realValue, 1e-12, 1, nil, "1 − Adam's β2", ""},
+			{"epsilon", realValue, 1e-30, 1, nil, "Adam's ε", ""},
 		}, "the Bayesmark MLP"
 	case dataset == "mnist" || dataset == "svhn":
 		hs := []hyper{
-			{"filters", integerValue, 1, 12, nil, "the convolutions' filters (as Table 2's space)"},
-			{"kernel", integerValue, 1, 12, nil, "the convolutions' kernel size"},
-			{"padding", wordValue, 0, 0, []string{"valid", "same"}, "the convolutions' padding"},
-			{"blocks", integerValue, 1, 8, nil, "the convolution blocks"},
+			{"filters", integerValue, 1, 64, nil, "the number of filters", ""},
+			{"kernel", integerValue, 1, 12, nil, "the convolutions' kernel size", ""},
+			{"padding", wordValue, 0, 0, []string{"valid", "same"}, "the convolutions' padding", ""},
+			{"blocks", integerValue, 1, 8, nil, "the convolution blocks", ""},
 		}
 		if dataset == "svhn" {
 			hs = append(hs,
-				hyper{"dropout", realValue, 0, 0.99, nil, "the blocks' dropout rate"},
-				hyper{"final_dropout", realValue, 0, 0.99, nil, "the dense layer's dropout rate"},
-				hyper{"log2_units", integerValue, 0, 14, nil, "log2 of the dense layer's width"})
+				hyper{"dropout", realValue, 0, 0.99, nil, "the blocks' dropout rate", ""},
+				hyper{"final_dropout", realValue, 0, 0.99, nil, "the dense layer's dropout rate", ""},
+				hyper{"log2_units", integerValue, 0, 14, nil, "log2 of the dense layer's width", ""})
 		}
 		return hs, "the " + dataset + " ConvNet"
 	}
@@ -114,26 +120,54 @@ func (c *Config) loadSpace() error {
 // checkSpace refuses a space that the model's builder could not read: a name it does not
 // know, one it needs and does not find, a type it cannot read, bounds it cannot build.
 func checkSpace(sf *search.SpaceFile, hs []hyper, model string) error {
-	names := make([]string, len(hs))
-	for i, h := range hs {
-		names[i] = h.name
-	}
+	reads := readsText(hs)
 	for i, p := range sf.Space {
 		k := slices.IndexFunc(hs, func(h hyper) bool { return h.name == p.Name })
 		if k < 0 {
-			return sf.Errorf(i, "", "%s has no such hyperparameter (it reads %s)", model, strings.Join(names, ", "))
+			return sf.Errorf(i, "", "%s has no such hyperparameter (it reads %s)", model, reads)
 		}
 		if err := checkDimension(sf, i, hs[k], model); err != nil {
 			return err
 		}
 	}
 	for _, h := range hs {
-		if sf.Space.Index(h.name) < 0 {
+		if h.or != "" {
+			continue
+		}
+		given := []int{}
+		for _, a := range hs {
+			if i := sf.Space.Index(a.name); i >= 0 && (a.name == h.name || a.or == h.name) {
+				given = append(given, i)
+			}
+		}
+		switch {
+		case len(given) == 0:
 			return &search.SpaceError{File: sf.File, Field: h.name, Msg: fmt.Sprintf(
-				"is missing: %s reads %s (to fix one, make it a categorical of one choice)", model, strings.Join(names, ", "))}
+				"is missing: %s reads %s (to fix one, make it a categorical of one choice)", model, reads)}
+		case len(given) > 1:
+			slices.Sort(given)
+			return sf.Errorf(given[1], "", "sets what %s (line %d) sets: give one of them", sf.Space[given[0]].Name, sf.Lines[given[0]])
 		}
 	}
 	return nil
+}
+
+// readsText lists a model's hyperparameters for messages: "depth, log2_width (or width), …".
+func readsText(hs []hyper) string {
+	var names []string
+	for _, h := range hs {
+		if h.or != "" {
+			continue
+		}
+		n := h.name
+		for _, a := range hs {
+			if a.or == h.name {
+				n += " (or " + a.name + ")"
+			}
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkDimension checks dimension i against the hyperparameter h it sets.
@@ -197,6 +231,15 @@ func hpFloat(cfg search.Config, name string) float64 {
 		return math.Round(cfg.Values[i]) // as search.Config.Int reads it
 	}
 	return cfg.Values[i]
+}
+
+// hpScaled is the hyperparameter name where the space has it, else base^logName, the form
+// of Table 2's space (a width as log2_width).
+func hpScaled(cfg search.Config, name, logName string, base float64) float64 {
+	if cfg.Space.Index(name) >= 0 {
+		return hpFloat(cfg, name)
+	}
+	return math.Pow(base, hpFloat(cfg, logName))
 }
 
 // hpInt is the named hyperparameter as an integer.

@@ -7,12 +7,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/search"
 	"github.com/hyperflat/hyperflat/store"
+	"gorgonia.org/tensor"
 )
 
 // userSpaceYAML is a space for the OpenML MLP that Table 2's space (integers only, log10 of
@@ -116,8 +120,8 @@ func TestSpaceRefusals(t *testing.T) {
 		want  string
 	}{
 		{"syntax", withSpace(flags, bad("a.yaml", head+"  - {name: x, type: int\n")), "a.yaml:3: did not find expected"},
-		{"unknown name", withSpace(flags, bad("b.yaml", head+"  - {name: width, type: int, low: 1, high: 2}\n")),
-			"b.yaml:3: width: the OpenML MLP has no such hyperparameter (it reads depth, log2_width"},
+		{"unknown name", withSpace(flags, bad("b.yaml", head+"  - {name: layers, type: int, low: 1, high: 2}\n")),
+			"b.yaml:3: layers: the OpenML MLP has no such hyperparameter (it reads depth, log2_width (or width)"},
 		{"missing name", withSpace(flags, bad("c.yaml", head)), "c.yaml: log2_width: is missing"},
 		{"float for an integer", withSpace(flags, bad("d.yaml", strings.Replace(userSpaceYAML, "type: int, low: 1", "type: float, low: 1", 1))),
 			"d.yaml:3: depth.type: want int, or categorical with integer choices"},
@@ -189,5 +193,47 @@ func TestSpaceIdentity(t *testing.T) {
 	status, err := start(experiments.Mode{Resume: true})
 	if err != nil || status.Run.ID != sub.Run.ID || status.Result == nil {
 		t.Fatalf("resuming with the space rewritten as JSON: %+v, %v; want run %d finished", status, err, sub.Run.ID)
+	}
+}
+
+// TestSpaceOnItsOwnScale: the OpenML MLP reads width, batch_size and learning_rate in place
+// of Table 2's log2_width, log2_batch_size and log10_learning_rate, one of each pair.
+func TestSpaceOnItsOwnScale(t *testing.T) {
+	text := `parameters:
+  - {name: depth, type: int, low: 1, high: 3}
+  - {name: width, type: int, low: 8, high: 64, log: true}
+  - {name: batch_size, type: categorical, choices: [10, 20]}
+  - {name: learning_rate, type: float, low: 1e-4, high: 1e-1, log: true}
+`
+	hs, model := modelHypers("", true)
+	sf, err := search.ParseSpaceFile("s.yaml", []byte(text))
+	if err == nil {
+		err = checkSpace(sf, hs, model)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp, err := ParseConfig(sf.Space, map[string]string{"depth": "2", "width": "24", "batch_size": "20", "learning_rate": "0.003"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hidden, batch := openMLArch(hp); !reflect.DeepEqual(hidden, []int{24, 24}) || batch != 20 {
+		t.Errorf("openMLArch = %v, %d; want [24 24], 20", hidden, batch)
+	}
+	ds := &datasets.Dataset{N: 100, D: 4, Classes: []string{"a", "b"}}
+	c, err := OpenMLBuild(2, tensor.Float64)(ds)(hp, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := c.Optimizer.(*samplers.Adam); !ok || a.LR != 0.003 || c.BatchSize != 20 {
+		t.Errorf("optimizer %+v, batch %d; want Adam at 0.003, batch 20", c.Optimizer, c.BatchSize)
+	}
+	both := strings.Replace(text, "  - {name: batch_size", "  - {name: log2_width, type: int, low: 3, high: 6}\n  - {name: batch_size", 1)
+	sf, err = search.ParseSpaceFile("s.yaml", []byte(both))
+	if err == nil {
+		err = checkSpace(sf, hs, model)
+	}
+	if err == nil || err.Error() != "s.yaml:4: log2_width: sets what width (line 3) sets: give one of them" {
+		t.Errorf("width and log2_width: %v", err)
 	}
 }
