@@ -104,7 +104,7 @@ func (c *Config) loadSpace() error {
 	}
 	hs, model := modelHypers(c.Dataset, c.Data != "")
 	if hs == nil {
-		return experiments.FlagErrorf("space", "configures one model: give --data FILE or one dataset, not %s", c.Dataset)
+		return experiments.FlagErrorf("space", "configures one model: name one dataset, not %s", c.Dataset)
 	}
 	sf, err := search.ReadSpaceFile(abs)
 	if err == nil {
