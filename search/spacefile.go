@@ -141,6 +141,9 @@ func ParseSpaceFile(file string, data []byte) (*SpaceFile, error) {
 		lines[p.Name] = n.Line
 		sf.Space, sf.Lines = append(sf.Space, p), append(sf.Lines, n.Line)
 	}
+	if err := sf.Space.Validate(); err != nil { // what the checks above missed is a bug here
+		return nil, &SpaceError{File: file, Msg: err.Error()}
+	}
 	return sf, nil
 }
 
