@@ -14,11 +14,11 @@ import (
 
 // A user's search space (--space FILE) replaces the space of the model it configures, so it
 // must name exactly the hyperparameters that model's builder reads (some on either of two
-// scales: width or log2_width, one of them), each as a dimension the
-// builder can read: an integer one (depth, a width) as an int dimension or a categorical one
-// of integer choices; a real one (a learning rate) as a float, int or numeric categorical
-// dimension; a word (a padding) as a categorical one of the words the model knows. Its bounds
-// and scale are the user's, within what the model can build.
+// scales: width or log2_width, one of them), each as a dimension the builder can read: an
+// integer one (depth, a width) as an int dimension or a categorical one of integer choices; a
+// real one (a learning rate) as a float, int or numeric categorical dimension; a word (a
+// padding) as a categorical one of the words the model knows. Its bounds and scale are the
+// user's, within what the model can build.
 
 // valueClass is what a model reads a hyperparameter as.
 type valueClass int
