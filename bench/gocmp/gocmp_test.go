@@ -1,10 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 
 	"github.com/hyperflat/hyperflat/stats"
 )
@@ -161,4 +167,41 @@ func TestPaperChecksAgainstTorch(t *testing.T) {
 		}
 		t.Logf("%s: loss %.8g vs %s, gradient norm %.8g vs %s", n, l, f[0], g, f[1])
 	}
+}
+
+// TestStepTimes prints each step's time, bytes allocated and garbage collections of a
+// workload (STEP_TIMES=name, STEP_COUNT=n steps, default 30), to look at its spread.
+func TestStepTimes(t *testing.T) {
+	name := os.Getenv("STEP_TIMES")
+	if name == "" {
+		t.Skip("set STEP_TIMES")
+	}
+	count := 30
+	if s := os.Getenv("STEP_COUNT"); s != "" {
+		fmt.Sscan(s, &count)
+	}
+	gcpolicy.Apply() // as the gocmp command runs
+	s, err := goWorkloads[name]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []float64
+	for i := 0; i < count; i++ {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		c0 := cpuTime()
+		t0 := time.Now()
+		if err := s(); err != nil {
+			t.Fatal(err)
+		}
+		el := time.Since(t0)
+		c1 := cpuTime()
+		runtime.ReadMemStats(&m1)
+		ms = append(ms, el.Seconds()*1e3)
+		t.Logf("step %2d: %8.1f ms wall %8.1f ms cpu %8.1f MB allocated %2d GCs, heap %6.1f MB", i, el.Seconds()*1e3, (c1-c0)*1e3,
+			float64(m1.TotalAlloc-m0.TotalAlloc)/1e6, m1.NumGC-m0.NumGC, float64(m1.HeapAlloc)/1e6)
+	}
+	sorted := slices.Clone(ms[3:])
+	slices.Sort(sorted)
+	t.Logf("median %.1f ms, p90 %.1f ms (p90/median %.2f)", sorted[len(sorted)/2], sorted[len(sorted)*9/10], sorted[len(sorted)*9/10]/sorted[len(sorted)/2])
 }

@@ -265,3 +265,29 @@ func BenchmarkConvProducts(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBigWalks times the two walks of the AVX-512 blocks on products whose panel of A
+// outgrows the second-level cache.
+func BenchmarkBigWalks(b *testing.B) {
+	if !HasAVX512 {
+		b.Skip("this CPU lacks AVX512F")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, s := range [][4]int{{2304, 200, 256, 1}, {2304, 200, 256, 0}, {4608, 100, 512, 1}, {576, 196, 64, 1}} {
+		m, n, k, ta := s[0], s[1], s[2], s[3] == 1
+		a, lda, bb, ldb, c, ldc := operands[float32](rng, m, n, k, ta, false)
+		strips := kernels32z
+		strips.bigAPanelBytes = 1 << 40
+		for _, v := range []struct {
+			name string
+			ks   kernelSet
+		}{{"strips", strips}, {"chosen", kernels32z}} {
+			b.Run(fmt.Sprintf("%dx%dx%d-ta%v/%s", m, n, k, ta, v.name), func(b *testing.B) {
+				b.SetBytes(int64(2 * m * n * k))
+				for range b.N {
+					gemm(v.ks, &bufs32, ta, false, m, n, k, a, lda, bb, ldb, 0, c, ldc)
+				}
+			})
+		}
+	}
+}

@@ -119,6 +119,9 @@ type kernelSet struct {
 	// m mod bigRows of the rows in blocks of four) × columns [0, nWide − nWide mod bigCols).
 	big              func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 	bigRows, bigCols int
+	// bigAPanelBytes, bigBPanelBytes: the big blocks are also walked a block row of C at a
+	// time when a panel of A is larger than the first and one of B no larger than the second
+	bigAPanelBytes, bigBPanelBytes int
 	// rowMajorBytes: a panel of B of at most this many bytes is walked one block row of C at
 	// a time rather than one column strip at a time (see gemm).
 	rowMajorBytes int
@@ -131,7 +134,7 @@ var (
 	// edges, the rows ≤ 8 that stream B) take kernels32's, which sum in the same order.
 	kernels32z = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
 		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10,
-		big: Kern8x48Z, bigRows: 8, bigCols: 48}
+		big: Kern8x48Z, bigRows: 8, bigCols: 48, bigAPanelBytes: 512 << 10, bigBPanelBytes: 512 << 10}
 	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4,
 		rowMajorBytes: 64 << 10}
 )
@@ -234,7 +237,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 			big := func(i0, j0 int) {
 				ks.big(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&b[p0*ldb+j0]), ldb*f, unsafe.Pointer(&c[i0*ldc+j0]), ldc*f, acc)
 			}
-			if kb*n*f <= ks.rowMajorBytes {
+			if kb*n*f <= ks.rowMajorBytes || (m*kb*f > ks.bigAPanelBytes && kb*n*f <= ks.bigBPanelBytes) {
 				for i0 := 0; i0 < m8; i0 += ks.bigRows {
 					for j0 := 0; j0 < n48; j0 += ks.bigCols {
 						big(i0, j0)
