@@ -205,3 +205,30 @@ func TestStepTimes(t *testing.T) {
 	slices.Sort(sorted)
 	t.Logf("median %.1f ms, p90 %.1f ms (p90/median %.2f)", sorted[len(sorted)/2], sorted[len(sorted)*9/10], sorted[len(sorted)*9/10]/sorted[len(sorted)/2])
 }
+
+// TestRatioDividesByFasterTorch checks that a RATIO's reference is the faster PyTorch
+// configuration and that the spread is the 90th percentile over the median.
+func TestRatioDividesByFasterTorch(t *testing.T) {
+	c := &comparison{sides: []string{"hyperflat", "torch_tuned", "torch_default"}, ms: [][]float64{{3}, {24}, {2}}}
+	med := func(c *comparison, i int) float64 { return stats.Median(c.ms[i]) }
+	if b := best(c, med); b != 2 {
+		t.Errorf("best = %d; the default configuration (2 ms) is faster than the tuned (24 ms)", b)
+	}
+	c.ms[2] = []float64{30}
+	if b := best(c, med); b != 1 {
+		t.Errorf("best = %d; the tuned configuration is faster", b)
+	}
+	if b := best(&comparison{sides: []string{"hyperflat", "optuna"}, ms: [][]float64{{1}, {2}}}, med); b != 1 {
+		t.Errorf("best = %d for a single reference", b)
+	}
+	ts := []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 30}
+	if s := spread(ts); s != 1 {
+		t.Errorf("spread = %v; the 90th percentile of nine 10s and a 30 is 10", s)
+	}
+	if s := spread([]float64{10, 10, 10, 10, 10, 20, 20, 20, 20, 20}); s != 20.0/15 {
+		t.Errorf("spread = %v, want 20/15", s)
+	}
+	if m := cpuModel(); !strings.Contains(m, "logical CPUs") {
+		t.Errorf("cpuModel() = %q", m)
+	}
+}
