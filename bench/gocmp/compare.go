@@ -440,16 +440,26 @@ func spread(ts []float64) float64 {
 // cpuModel is the CPU's model name (/proc/cpuinfo) and the vector extensions it has that the
 // comparison turns on.
 func cpuModel() string {
-	name := "unknown CPU"
+	// a virtual machine may name only the brand ("AMD EPYC"): family and model tell the
+	// generation (AMD family 25 is Zen 3 and 4, 26 Zen 5)
+	name, family, model := "unknown CPU", "?", "?"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+		for _, line := range strings.Split(string(b), "\n") { // every processor's, all alike
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			switch strings.TrimSpace(k) {
+			case "model name":
 				name = strings.TrimSpace(v)
-				break
+			case "cpu family":
+				family = strings.TrimSpace(v)
+			case "model":
+				model = strings.TrimSpace(v)
 			}
 		}
 	}
-	return fmt.Sprintf("%s, %d logical CPUs (%s)", name, runtime.NumCPU(), cpuFeatures())
+	return fmt.Sprintf("%s (family %s model %s), %d logical CPUs (%s)", name, family, model, runtime.NumCPU(), cpuFeatures())
 }
 
 // screenProcesses runs the screening of n1 configurations in procs independent one-core

@@ -266,8 +266,8 @@ func BenchmarkConvProducts(b *testing.B) {
 	}
 }
 
-// BenchmarkBigWalks times the two walks of the AVX-512 blocks on products whose panel of A
-// outgrows the second-level cache.
+// BenchmarkBigWalks times the two walks of C, with the AVX-512 blocks and without, on
+// products whose panel of A outgrows the second-level cache.
 func BenchmarkBigWalks(b *testing.B) {
 	if !HasAVX512 {
 		b.Skip("this CPU lacks AVX512F")
@@ -276,18 +276,45 @@ func BenchmarkBigWalks(b *testing.B) {
 	for _, s := range [][4]int{{2304, 200, 256, 1}, {2304, 200, 256, 0}, {4608, 100, 512, 1}, {576, 196, 64, 1}} {
 		m, n, k, ta := s[0], s[1], s[2], s[3] == 1
 		a, lda, bb, ldb, c, ldc := operands[float32](rng, m, n, k, ta, false)
-		strips := kernels32z
-		strips.bigAPanelBytes = 1 << 40
+		strips, strips2 := kernels32z, kernels32
+		strips.tallAPanelBytes, strips2.tallAPanelBytes = 0, 0
 		for _, v := range []struct {
 			name string
 			ks   kernelSet
-		}{{"strips", strips}, {"chosen", kernels32z}} {
+		}{{"strips", strips}, {"chosen", kernels32z}, {"avx2-strips", strips2}, {"avx2-chosen", kernels32}} {
 			b.Run(fmt.Sprintf("%dx%dx%d-ta%v/%s", m, n, k, ta, v.name), func(b *testing.B) {
 				b.SetBytes(int64(2 * m * n * k))
 				for range b.N {
 					gemm(v.ks, &bufs32, ta, false, m, n, k, a, lda, bb, ldb, 0, c, ldc)
 				}
 			})
+		}
+	}
+}
+
+func TestTranspose8x8(t *testing.T) {
+	if !Available {
+		t.Skip("this CPU lacks AVX2")
+	}
+	const lds, ldd = 11, 13
+	src := make([]float32, 8*lds)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	dst := make([]float32, 8*ldd)
+	for i := range dst {
+		dst[i] = -1
+	}
+	Transpose8x8(unsafe.Pointer(&src[0]), lds*4, unsafe.Pointer(&dst[0]), ldd*4)
+	for j := 0; j < 8; j++ {
+		for i := 0; i < ldd; i++ {
+			want := float32(-1)
+			if i < 8 {
+				want = src[i*lds+j]
+			}
+			if dst[j*ldd+i] != want {
+				t.Fatalf("dst[%d][%d] = %v, want %v", j, i, dst[j*ldd+i], want)
+			}
 		}
 	}
 }

@@ -36,6 +36,13 @@ func Kern1x8(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsa
 //go:noescape
 func Kern8x48Z(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 
+// Transpose8x8 sets dst[j][i] = src[i][j] for an 8×8 block of float32 (rows lds and ldd
+// bytes apart; transpose_amd64.s): gemm's copy of a transposed B, which in scalar code cost
+// as much as a product 64 rows deep.
+//
+//go:noescape
+func Transpose8x8(src unsafe.Pointer, lds int, dst unsafe.Pointer, ldd int)
+
 //go:noescape
 func KernRows4(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, t unsafe.Pointer, n int)
 
@@ -119,9 +126,11 @@ type kernelSet struct {
 	// m mod bigRows of the rows in blocks of four) × columns [0, nWide − nWide mod bigCols).
 	big              func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 	bigRows, bigCols int
-	// bigAPanelBytes, bigBPanelBytes: the big blocks are also walked a block row of C at a
-	// time when a panel of A is larger than the first and one of B no larger than the second
-	bigAPanelBytes, bigBPanelBytes int
+	// tallAPanelBytes, tallBPanelBytes: C is also walked a block row at a time when a panel
+	// of A is larger than the first (it would pass through the second-level cache once per
+	// column strip, with a transposed A's rows a page apart) and one of B no larger than the
+	// second (it stays there while every block row passes over it)
+	tallAPanelBytes, tallBPanelBytes int
 	// rowMajorBytes: a panel of B of at most this many bytes is walked one block row of C at
 	// a time rather than one column strip at a time (see gemm).
 	rowMajorBytes int
@@ -129,12 +138,12 @@ type kernelSet struct {
 
 var (
 	kernels32 = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
-		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10}
+		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
 	// kernels32z adds the AVX-512 kernel to kernels32 for the blocks it covers; the rest (the
 	// edges, the rows ≤ 8 that stream B) take kernels32's, which sum in the same order.
 	kernels32z = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
 		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10,
-		big: Kern8x48Z, bigRows: 8, bigCols: 48, bigAPanelBytes: 512 << 10, bigBPanelBytes: 512 << 10}
+		big: Kern8x48Z, bigRows: 8, bigCols: 48, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
 	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4,
 		rowMajorBytes: 64 << 10}
 )
@@ -170,6 +179,10 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 		const t = 8 // in 8×8 tiles, so that writes stay within a few cache lines
 		for j0 := 0; j0 < n; j0 += t {
 			for p0 := 0; p0 < k; p0 += t {
+				if ks.size == 4 && j0+t <= n && p0+t <= k {
+					Transpose8x8(unsafe.Pointer(&b[j0*ldb+p0]), ldb*4, unsafe.Pointer(&bt[p0*n+j0]), n*4)
+					continue
+				}
 				for j := j0; j < min(n, j0+t); j++ {
 					row := b[j*ldb+p0 : j*ldb+min(k, p0+t)]
 					for p, e := range row {
@@ -228,6 +241,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 			}
 			j1 = nWide
 		}
+		rowMajor := kb*n*f <= ks.rowMajorBytes || (ks.tallAPanelBytes > 0 && m*kb*f > ks.tallAPanelBytes && kb*n*f <= ks.tallBPanelBytes)
 		// the AVX-512 blocks: rows [0, m8) × columns [0, n48), unless streamed above
 		m8, n48 := 0, 0
 		if ks.big != nil && j1 == 0 {
@@ -237,7 +251,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 			big := func(i0, j0 int) {
 				ks.big(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&b[p0*ldb+j0]), ldb*f, unsafe.Pointer(&c[i0*ldc+j0]), ldc*f, acc)
 			}
-			if kb*n*f <= ks.rowMajorBytes || (m*kb*f > ks.bigAPanelBytes && kb*n*f <= ks.bigBPanelBytes) {
+			if rowMajor {
 				for i0 := 0; i0 < m8; i0 += ks.bigRows {
 					for j0 := 0; j0 < n48; j0 += ks.bigCols {
 						big(i0, j0)
@@ -255,7 +269,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 		todo := func(i0, j0 int) bool {
 			return (i0 >= m4 || j0 >= j1) && (i0 >= m8 || j0 >= n48)
 		}
-		if kb*n*f <= ks.rowMajorBytes {
+		if rowMajor {
 			// B's panel stays in the cache, so C is written a block row at a time, each of its
 			// cache lines once, rather than in strips of 24 columns across every row
 			for i0 := 0; i0 < m; i0 = next(i0) {
