@@ -60,6 +60,19 @@ func TestSetSwitchRestores(t *testing.T) {
 	}
 }
 
+// TestEnvSwitchesInCacheKey reads every switch while the tests run. graph reads them in init,
+// before go test starts logging what a test binary reads from the environment, so without this
+// read `HYPERFLAT_SIMD=avx2 go test ./graph` is answered from the cache of a run on the
+// AVX-512 path (CI's AVX2 step then tested nothing). A -run filter that leaves this test out
+// loses that again: add -count=1 there.
+func TestEnvSwitchesInCacheKey(t *testing.T) {
+	for _, s := range envSwitches {
+		if v, _ := os.LookupEnv(s.name); v != s.value {
+			t.Errorf("%s=%q in the environment, but %q in effect", s.name, v, s.value)
+		}
+	}
+}
+
 // TestEnvSwitchesMatchREADME checks that README.md's "Environment switches" table has exactly
 // graph's switches as its graph rows, with the same defaults and meanings.
 func TestEnvSwitchesMatchREADME(t *testing.T) {
