@@ -156,6 +156,11 @@ func compare(quick bool, reps int, python, ref, purego, only string) error {
 		c := &comparison{key: n, names: []string{n, n, n}, sides: []string{"hyperflat", "torch_tuned", "torch_default"}}
 		if quick && strings.HasPrefix(n, "resnet") {
 			c.reps, c.minSteps = min(reps, 3), 2
+			if n == "resnet18_wd_inner_f32" {
+				// its p90/median is a figure with a target: over 3 × 2 steps the 90th
+				// percentile would be the slowest step; 3 × 5 gives the second slowest
+				c.minSteps = 5
+			}
 		}
 		comps = append(comps, c)
 	}
