@@ -33,7 +33,7 @@ var envSwitches = []envSwitch{
 	{
 		name:    "HYPERFLAT_SGEMM",
 		def:     "chosen by shape",
-		meaning: "blas: float32 and float64 matrix products always use the BLAS; kernels: always graph's AVX2/FMA kernels, for comparisons",
+		meaning: "blas: float32 and float64 matrix products always use the BLAS; kernels: always graph's own kernels (AVX-512 or AVX2/FMA), for comparisons",
 		set: func(v string) error {
 			switch v {
 			case "", "blas", "kernels":
