@@ -55,6 +55,7 @@ func commands() []command {
 		{"import", "read exported runs into a store, creating them or filling the cells it lacks", runImport},
 		{"serve", "a read-only web dashboard of a store's runs, live while workers fill it", runServe},
 		{"trial", "train and score one configuration of the ahsc objective (a Katib trial)", runTrial},
+		{"bayesmark", "score Bayesmark's own output folders (bayesmark score DIR...) as report scores its runs", runBayesmark},
 		{"data", "list the registry's datasets and their state; data fetch NAME|all downloads them", runData},
 	}
 }

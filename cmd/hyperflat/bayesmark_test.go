@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fixture is experiments/ahsc's hand-made Bayesmark folder (its scores are worked by hand in
+// bmscore_test.go: stored baseline, RandomSearch 50 and ahsc 72.5).
+var fixture = filepath.Join("..", "..", "experiments", "ahsc", "testdata", "bayesmark")
+
+func readCSV(t *testing.T, text string) []map[string]string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("CSV %q: %v", text, err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestBayesmarkScoreCommand(t *testing.T) {
+	code, out, errs := runCLI("bayesmark", "score", fixture)
+	if code != 0 || !strings.HasPrefix(out, "Bayesmark mean scores by optimizer") || !strings.Contains(out, "ahsc 72.50, RandomSearch 50.00") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 100 && strings.HasPrefix(l, "│") {
+			t.Errorf("table line of %d columns: %s", len([]rune(l)), l)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "s.csv")
+	if code, _, errs := runCLI("bayesmark", "score", "--baseline", "recompute", "--format", "csv", "--out", file, "--resamples", "500", "--seed", "9", fixture); code != 0 {
+		t.Fatal(errs)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readCSV(t, string(b)) {
+		mean, _ := strconv.ParseFloat(r["mean"], 64)
+		want := map[string]float64{"RandomSearch": 29.166666666, "ahsc": 64.583333333}[r["method"]]
+		if d := mean - want; d > 1e-6 || d < -1e-6 || r["baseline"] != "recomputed" || r["resamples"] != "500" || r["seed"] != "9" || r["eval_path"] != "derived/eval.json" {
+			t.Errorf("%v", r)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bayesmark", "score"}, 2, "name at least one folder"},
+		{[]string{"bayesmark", "score", "--format", "xml", fixture}, 2, "--format"},
+		{[]string{"bayesmark", "score", t.TempDir()}, 1, "no Bayesmark output folder"},
+		{[]string{"bayesmark", "score", "--baseline", "best", fixture}, 1, "want auto, stored or recompute"},
+		{[]string{"bayesmark", "frob"}, 2, "unknown subcommand"},
+		{[]string{"bayesmark", "score", "--git-dir", t.TempDir(), "nocolon"}, 1, "COMMIT:PATH-GLOB"},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
+
+// TestBayesmarkScoreFromGit reads the fixture from a commit of a repository, as the
+// authors' stored outputs are read from a mirror of theirs, and names the commit.
+func TestBayesmarkScoreFromGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo := t.TempDir()
+	dst := filepath.Join(repo, "results", "toy_stcvx_min", "run_1")
+	if err := os.CopyFS(dst, os.DirFS(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	// A folder the glob does not match, holding a malformed file that must not be read.
+	if err := os.MkdirAll(filepath.Join(repo, "results", "other", "derived"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "results", "other", "derived", "eval.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "fixture")
+	head := git("rev-parse", "HEAD")
+	code, out, errs := runCLI("bayesmark", "score", "--git-dir", filepath.Join(repo, ".git"), "--format", "csv", head[:7]+":results/*_min")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	rows := readCSV(t, out)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r["source_commit"] != head || r["source"] != "results/toy_stcvx_min/run_1" || r["eval_path"] != "results/toy_stcvx_min/run_1/derived/eval.json" ||
+			r["baseline_path"] != "results/toy_stcvx_min/run_1/derived/baseline.json" || r["baseline"] != "stored" {
+			t.Errorf("%v", r)
+		}
+	}
+	// numpy.percentile's quartiles of RandomSearch's 16 16 24 24 32 32 32 32 (positions 1.75,
+	// 3.5, 5.25) and ahsc's 17 17 25 25 32 32 32 32.
+	code, out, errs = runCLI("bayesmark", "picks", "--git-dir", filepath.Join(repo, ".git"), head+":results/toy_stcvx_min")
+	if code != 0 || !strings.Contains(out, "ahsc 23/28.5/32") || !strings.Contains(out, "RandomSearch 22/28/32") {
+		t.Errorf("picks: exit %d\n%s\n%s", code, out, errs)
+	}
+}
