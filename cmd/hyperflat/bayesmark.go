@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/spf13/pflag"
 )
@@ -112,6 +113,22 @@ func bayesmarkSources(ctx context.Context, gitDir string, args []string) ([]bmSo
 		}
 	}
 	return out, nil
+}
+
+// writeBayesmark writes an ahsc result's Bayesmark cells in Bayesmark's layout under dir and
+// says so on stderr.
+func writeBayesmark(res *experiments.Result, dir string, stderr io.Writer) error {
+	files, err := ahsc.WriteBayesmark(res, dir)
+	if err != nil {
+		return err
+	}
+	derived := ""
+	if _, err := os.Stat(filepath.Join(dir, "derived", "eval.json")); err == nil {
+		derived = " and derived/eval.json"
+	}
+	fmt.Fprintf(stderr, "wrote %d Bayesmark files (eval/, suggest_log/%s) under %s; score them with: hyperflat bayesmark score %s\n",
+		len(files), derived, dir, dir)
+	return nil
 }
 
 // outputTo runs write into --out (atomically) or stdout.

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,5 +126,60 @@ func TestBayesmarkScoreFromGit(t *testing.T) {
 	code, out, errs = runCLI("bayesmark", "picks", "--git-dir", filepath.Join(repo, ".git"), head+":results/toy_stcvx_min")
 	if code != 0 || !strings.Contains(out, "ahsc 23/28.5/32") || !strings.Contains(out, "RandomSearch 22/28/32") {
 		t.Errorf("picks: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestBayesmarkOutRoundTrip: an ahsc run written in Bayesmark's layout by run
+// --bayesmark-out, and its stored copy by report --bayesmark-out, scored by bayesmark
+// score, give the run's own summary means.
+func TestBayesmarkOutRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--dataset", "iris", "--methods", "ahsc,random", "--repeats", "2", "--n1", "4", "--n2", "2",
+		"--bayesmark-budget", "4", "--epochs", "3", "--folds", "2", "--quiet", "--seed", "5"}
+	code, out, errs := runCLI(append([]string{"run", "ahsc", "--out", filepath.Join(dir, "run"), "--bayesmark-out", filepath.Join(dir, "bm"), "--format", "json"}, small...)...)
+	if code != 0 || !strings.Contains(errs, "Bayesmark files") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Tables []struct {
+			Name    string   `json:"name"`
+			Columns []string `json:"columns"`
+			Rows    [][]any  `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, tb := range res.Tables {
+		if tb.Name != "summary" {
+			continue
+		}
+		col := func(n string) int { return slices.Index(tb.Columns, n) }
+		for _, r := range tb.Rows {
+			m := r[col("method")].(string)
+			if m == "random" {
+				m = "RandomSearch"
+			}
+			want[m] = r[col("mean")].(float64)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("summary means %v", want)
+	}
+	if code, _, errs := runCLI("report", "--out", filepath.Join(dir, "run"), "--bayesmark-out", filepath.Join(dir, "bm2"), "--format", "csv"); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, bm := range []string{"bm", "bm2"} {
+		code, out, errs := runCLI("bayesmark", "score", "--format", "csv", filepath.Join(dir, bm))
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		for _, r := range readCSV(t, out) {
+			got, _ := strconv.ParseFloat(r["mean"], 64)
+			if d := got - want[r["method"]]; d > 1e-9 || d < -1e-9 {
+				t.Errorf("%s %s: bayesmark score %v, the run's summary %v", bm, r["method"], got, want[r["method"]])
+			}
+		}
 	}
 }

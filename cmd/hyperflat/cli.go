@@ -340,6 +340,7 @@ func isTerminal(f *os.File) bool {
 // runFlags are the flags every experiment's run command takes.
 type runFlags struct {
 	preset, dataDir, out, shard, maxMem, format *string
+	bayesmarkOut                                *string
 	seed                                        *uint64
 	workers                                     *int
 	resume, submit, quiet, verbose              *bool
@@ -348,7 +349,7 @@ type runFlags struct {
 	own                                         map[string]bool // the experiment's config flags
 }
 
-const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] " +
+const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] [--bayesmark-out DIR (ahsc)] " +
 	"[--store DSN] [--resume] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
 
 func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
@@ -366,6 +367,9 @@ func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
 	f.trialTimeout = fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
 	f.format = fs.String("format", "table", "output format: table, csv or json")
+	if exp.Name == "ahsc" {
+		f.bayesmarkOut = fs.String("bayesmark-out", "", "also write the Bayesmark cells in Bayesmark's output layout under this directory (hyperflat bayesmark score and Bayesmark's analysis read it)")
+	}
 	f.verbose = fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	f.own = map[string]bool{}
@@ -502,6 +506,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if b != nil {
 		b.Stop()
+	}
+	if rf.bayesmarkOut != nil && *rf.bayesmarkOut != "" {
+		if err := writeBayesmark(res, *rf.bayesmarkOut, stderr); err != nil {
+			return fail(err)
+		}
 	}
 	if err := writeResult(stdout, res, *rf.format, *rf.verbose); err != nil {
 		return fail(err)
