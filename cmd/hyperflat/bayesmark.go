@@ -352,7 +352,7 @@ func runBayesmarkPicks(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(w, "Quartiles of %s over every suggestion (q1/median/q3): %s.\n\n", *param, strings.Join(answer, ", "))
 		short := make([][]any, len(rows))
 		for i, r := range rows {
-			short[i] = []any{path.Base(fmt.Sprint(r[0])), r[1], r[2], r[3], r[4], r[5]}
+			short[i] = []any{label(fmt.Sprint(r[0]), ""), r[1], r[2], r[3], r[4], r[5]}
 		}
 		return table(w, "table", header[:6], short)
 	})

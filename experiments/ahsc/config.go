@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
 )
 
@@ -82,6 +83,12 @@ type Config struct {
 	// flag existed used; Finish stores torch as "" (omitempty), so those runs keep their
 	// identity and resume with it.
 	Adam string `flag:"adam" json:"adam,omitempty" default:"hat" choices:"hat,torch" usage:"where ε enters Adam: hat (Keras's and scikit-learn's ε̂, as the authors' code) or torch (PyTorch's; the runs stored before this flag)"`
+	// BBOScreen is how ahsc-bbo reduces a screening's per-batch ratios to its score: committed
+	// is the authors' committed optimizer.py, the minimum over every batch, the last partial
+	// one included (which then decides); max the maximum over batches (Algorithm 1's
+	// reduction); min-full the minimum over the full batches. Part of the run's identity;
+	// Finish stores committed as "" (omitempty), so runs stored before the flag keep theirs.
+	BBOScreen string `flag:"bbo-screen" json:"bbo-screen,omitempty" default:"committed" choices:"committed,max,min-full" usage:"ahsc-bbo's reduction of the per-batch ratios: committed (optimizer.py's minimum over every batch), max, or min-full (minimum over the full batches)"`
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
@@ -92,6 +99,24 @@ const (
 	adamHat   = "hat"
 	adamTorch = "torch"
 )
+
+// The values of Config.BBOScreen.
+const (
+	bboCommitted = "committed"
+	bboMax       = "max"
+	bboMinFull   = "min-full"
+)
+
+// bboReduce is ahsc-bbo's reduction of the per-batch ratios.
+func (c *Config) bboReduce() convexity.Reduce {
+	switch c.BBOScreen {
+	case bboMax:
+		return convexity.MaxOverBatches
+	case bboMinFull:
+		return convexity.MinOverFullBatches
+	}
+	return convexity.MinOverBatches
+}
 
 // The bounds of the count flags (see validate).
 const (
@@ -131,6 +156,13 @@ func (c *Config) Finish(string) error {
 	case "", adamHat:
 	default:
 		return experiments.FlagErrorf("adam", "%q: want %s or %s", c.Adam, adamHat, adamTorch)
+	}
+	switch c.BBOScreen {
+	case bboCommitted:
+		c.BBOScreen = ""
+	case "", bboMax, bboMinFull:
+	default:
+		return experiments.FlagErrorf("bbo-screen", "%q: want %s, %s or %s", c.BBOScreen, bboCommitted, bboMax, bboMinFull)
 	}
 	if c.TPEStartup == 0 {
 		c.TPEStartup = min(20, (2*c.Budget+2)/3)
@@ -204,6 +236,9 @@ func (c *Config) validate() error {
 	}
 	if !(c.MinDelta >= 0) {
 		return experiments.FlagErrorf("min-delta", "%g: want a number ≥ 0", c.MinDelta)
+	}
+	if c.BBOScreen != "" && !slices.Contains(c.Methods, "ahsc-bbo") {
+		return experiments.FlagErrorf("bbo-screen", "%s applies to method ahsc-bbo, which --methods does not list", c.BBOScreen)
 	}
 	if slices.Contains(c.Methods, "ahsc-bbo") {
 		for _, d := range c.datasets() {
