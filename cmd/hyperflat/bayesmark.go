@@ -52,7 +52,8 @@ type bmSource struct {
 	commit       string
 }
 
-// bayesmarkSources resolves the arguments: directories, or COMMIT:GLOB of gitDir.
+// bayesmarkSources resolves the arguments: directories, and with gitDir the arguments
+// COMMIT:GLOB, read from that commit of gitDir (the other arguments stay directories).
 func bayesmarkSources(ctx context.Context, gitDir string, args []string) ([]bmSource, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("name at least one Bayesmark output folder")
@@ -61,41 +62,48 @@ func bayesmarkSources(ctx context.Context, gitDir string, args []string) ([]bmSo
 		return nil, fmt.Errorf("%d arguments, more than 1000", len(args))
 	}
 	var out []bmSource
-	if gitDir == "" {
-		for _, a := range args {
-			abs, err := filepath.Abs(a)
-			if err != nil {
-				return nil, err
-			}
-			if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-				return nil, fmt.Errorf("%s: not a directory", a)
-			}
-			fsys := os.DirFS(abs)
-			dirs, err := ahsc.FindBayesmarkDBs(fsys, ".")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", a, err)
-			}
-			for _, d := range dirs {
-				display := filepath.ToSlash(filepath.Join(a, d))
-				if display == "." {
-					display = filepath.Base(abs)
-				}
-				out = append(out, bmSource{fsys: fsys, dir: d, display: display})
-			}
-		}
-		return out, nil
-	}
 	byCommit := map[string][]string{}
 	var commits []string
+	nGit := 0
 	for _, a := range args {
 		c, glob, ok := strings.Cut(a, ":")
-		if !ok || c == "" || glob == "" {
-			return nil, fmt.Errorf("%q: with --git-dir, name COMMIT:PATH-GLOB, e.g. 33a136d:'bbo_challenge/results/*_stcvx_min'", a)
+		if gitDir != "" && ok {
+			if c == "" || glob == "" {
+				return nil, fmt.Errorf("%q: with --git-dir, name COMMIT:PATH-GLOB, e.g. 33a136d:'bbo_challenge/results/*_stcvx_min'", a)
+			}
+			if _, seen := byCommit[c]; !seen {
+				commits = append(commits, c)
+			}
+			byCommit[c] = append(byCommit[c], glob)
+			nGit++
+			continue
 		}
-		if _, seen := byCommit[c]; !seen {
-			commits = append(commits, c)
+		abs, err := filepath.Abs(a)
+		if err != nil {
+			return nil, err
 		}
-		byCommit[c] = append(byCommit[c], glob)
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			hint := ""
+			if gitDir != "" {
+				hint = " (with --git-dir, name COMMIT:PATH-GLOB, e.g. 33a136d:'bbo_challenge/results/*_stcvx_min')"
+			}
+			return nil, fmt.Errorf("%s: not a directory%s", a, hint)
+		}
+		fsys := os.DirFS(abs)
+		dirs, err := ahsc.FindBayesmarkDBs(fsys, ".")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		for _, d := range dirs {
+			display := filepath.ToSlash(filepath.Join(a, d))
+			if display == "." {
+				display = filepath.Base(abs)
+			}
+			out = append(out, bmSource{fsys: fsys, dir: d, display: display})
+		}
+	}
+	if gitDir != "" && nGit == 0 {
+		return nil, fmt.Errorf("--git-dir %s: no COMMIT:PATH-GLOB argument", gitDir)
 	}
 	for _, c := range commits {
 		fsys, hash, roots, err := gitFS(ctx, gitDir, c, byCommit[c])
@@ -297,9 +305,10 @@ func runBayesmarkPicks(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs := flags("bayesmark picks")
 	gitDir := fs.String("git-dir", "", "read from this git directory (a bare mirror): the arguments are COMMIT:PATH-GLOB")
 	param := fs.String("param", "batch_size", "the hyperparameter")
+	reference := fs.String("reference", "", "add the Kolmogorov–Smirnov distance of each row's values to this optimizer's (its name before _OPTREV_REV), pooled over every folder")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	out := fs.String("out", "", "write the output to this file instead of stdout")
-	if code, ok := parseArgs(fs, "bayesmark picks [--git-dir DIR] [--param NAME] [--format table|csv|json] [--out FILE] DIR...", args, stdout, stderr); !ok {
+	if code, ok := parseArgs(fs, "bayesmark picks [--git-dir DIR] [--param NAME] [--reference NAME] [--format table|csv|json] [--out FILE] DIR...", args, stdout, stderr); !ok {
 		return code
 	}
 	if err := validFormat(*format); err != nil {
@@ -316,16 +325,18 @@ func runBayesmarkPicks(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	pooled := map[string][]float64{}
 	var methods []string
-	var rows [][]any
+	type row struct {
+		source, optimizer, commit, path string
+		values                          []float64
+	}
+	var rows []row
 	for _, s := range srcs {
 		picks, files, err := ahsc.ReadBayesmarkSuggestions(s.fsys, s.dir, *param)
 		if err != nil {
 			return fail(err)
 		}
 		for _, p := range picks {
-			q := quartiles(p.Values)
-			rows = append(rows, []any{s.display, p.Optimizer, len(p.Values), q[0], q[1], q[2], s.commit,
-				path.Join(path.Dir(files[0]), fmt.Sprintf("*.json (%d files)", len(files)))})
+			rows = append(rows, row{s.display, p.Optimizer, s.commit, path.Join(path.Dir(files[0]), fmt.Sprintf("*.json (%d files)", len(files))), p.Values})
 			m := strings.SplitN(p.Optimizer, "_", 2)[0]
 			if _, ok := pooled[m]; !ok {
 				methods = append(methods, m)
@@ -335,31 +346,65 @@ func runBayesmarkPicks(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if len(srcs) > 1 {
 		for _, m := range methods {
-			q := quartiles(pooled[m])
-			rows = append(rows, []any{"(all)", m, len(pooled[m]), q[0], q[1], q[2], "", ""})
+			rows = append(rows, row{"(all)", m, "", "", pooled[m]})
 		}
+	}
+	ref, hasRef := pooled[*reference]
+	if *reference != "" && !hasRef {
+		return fail(fmt.Errorf("--reference %s: no such optimizer among %s", *reference, strings.Join(methods, ", ")))
+	}
+	header := []string{"source", "optimizer", "picks", "q1", "median", "q3"}
+	if hasRef {
+		header = append(header, "ks_to_"+*reference)
+	}
+	header = append(header, "source_commit", "suggest_path")
+	var full, short [][]any
+	for _, r := range rows {
+		q := quartiles(r.values)
+		f := []any{r.source, r.optimizer, len(r.values), q[0], q[1], q[2]}
+		sh := []any{label(r.source, ""), r.optimizer, len(r.values), q[0], q[1], q[2]}
+		if hasRef {
+			d := ksDistance(r.values, ref)
+			f, sh = append(f, d), append(sh, fmt.Sprintf("%.3f", d))
+		}
+		full = append(full, append(f, r.commit, r.path))
+		short = append(short, sh)
 	}
 	var answer []string
 	for _, m := range methods {
 		q := quartiles(pooled[m])
 		answer = append(answer, fmt.Sprintf("%s %g/%g/%g", m, q[0], q[1], q[2]))
 	}
-	header := []string{"source", "optimizer", "picks", "q1", "median", "q3", "source_commit", "suggest_path"}
 	err = outputTo(*out, stdout, func(w io.Writer) error {
 		if *format != "table" {
-			return table(w, *format, header, rows)
+			return table(w, *format, header, full)
 		}
-		fmt.Fprintf(w, "Quartiles of %s over every suggestion (q1/median/q3): %s.\n\n", *param, strings.Join(answer, ", "))
-		short := make([][]any, len(rows))
-		for i, r := range rows {
-			short[i] = []any{label(fmt.Sprint(r[0]), ""), r[1], r[2], r[3], r[4], r[5]}
-		}
-		return table(w, "table", header[:6], short)
+		fmt.Fprintf(w, "Quartiles of %s over every suggestion (q1/median/q3, numpy's linear interpolation), pooled per optimizer: %s.\n\n", *param, strings.Join(answer, ", "))
+		return table(w, "table", header[:len(short[0])], short)
 	})
 	if err != nil {
 		return fail(err)
 	}
 	return exitOK
+}
+
+// ksDistance is the two-sample Kolmogorov–Smirnov statistic, sup |F_a − F_b|.
+func ksDistance(a, b []float64) float64 {
+	x, y := append([]float64(nil), a...), append([]float64(nil), b...)
+	sort.Float64s(x)
+	sort.Float64s(y)
+	i, j, d := 0, 0, 0.0
+	for i < len(x) && j < len(y) {
+		v := math.Min(x[i], y[j])
+		for i < len(x) && x[i] == v {
+			i++
+		}
+		for j < len(y) && y[j] == v {
+			j++
+		}
+		d = math.Max(d, math.Abs(float64(i)/float64(len(x))-float64(j)/float64(len(y))))
+	}
+	return d
 }
 
 // parseArgs parses flags followed by positional arguments (parse refuses those).

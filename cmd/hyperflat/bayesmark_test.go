@@ -127,6 +127,41 @@ func TestBayesmarkScoreFromGit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "ahsc 23/28.5/32") || !strings.Contains(out, "RandomSearch 22/28/32") {
 		t.Errorf("picks: exit %d\n%s\n%s", code, out, errs)
 	}
+	// A commit and a directory in one call; the KS distance of RandomSearch's values to
+	// ahsc's: their ECDFs differ by 2/8 from 16 to 17 and from 24 to 25, else less.
+	code, out, errs = runCLI("bayesmark", "picks", "--reference", "ahsc", "--format", "csv", "--git-dir", filepath.Join(repo, ".git"), head+":results/toy_stcvx_min", fixture)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	rows = readCSV(t, out)
+	if len(rows) != 6 { // 2 optimizers × (commit, directory, pooled)
+		t.Fatalf("%d rows:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		want := map[string]string{"RandomSearch": "0.25", "ahsc": "0"}[strings.SplitN(r["optimizer"], "_", 2)[0]]
+		if r["ks_to_ahsc"] != want {
+			t.Errorf("%v: KS %s, want %s", r, r["ks_to_ahsc"], want)
+		}
+	}
+	if code, _, errs := runCLI("bayesmark", "picks", "--reference", "tpe", fixture); code != 1 || !strings.Contains(errs, "no such optimizer") {
+		t.Errorf("--reference tpe: exit %d, %s", code, errs)
+	}
+}
+
+func TestKSDistance(t *testing.T) {
+	if d := ksDistance([]float64{1, 2, 3}, []float64{2, 3, 4}); d < 1.0/3-1e-12 || d > 1.0/3+1e-12 {
+		t.Errorf("KS %v, want 1/3", d)
+	}
+	if d := ksDistance([]float64{1, 2}, []float64{3, 4, 5}); d != 1 {
+		t.Errorf("KS of disjoint samples %v, want 1", d)
+	}
+	if d := ksDistance([]float64{1, 1, 2, 2}, []float64{2, 1}); d != 0 {
+		t.Errorf("KS of equal distributions %v, want 0", d)
+	}
+	// F_a jumps to 1 at 5; F_b is 1/4 at 1, 1/2 at 5, 1 at 9: the largest gap is 1/2, at 5.
+	if d := ksDistance([]float64{5}, []float64{1, 5, 9, 9}); d != 0.5 {
+		t.Errorf("KS %v, want 1/2", d)
+	}
 }
 
 // TestBayesmarkOutRoundTrip: an ahsc run written in Bayesmark's layout by run
