@@ -157,7 +157,7 @@ func outputTo(out string, stdout io.Writer, write func(io.Writer) error) error {
 
 func runBayesmarkScore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("bayesmark score")
-	gitDir := fs.String("git-dir", "", "read from this git directory (a bare mirror): the arguments are COMMIT:PATH-GLOB")
+	gitDir := fs.String("git-dir", "", "a git directory (a clone or bare mirror): arguments COMMIT:PATH-GLOB are read from that commit, the others are directories")
 	baseline := fs.String("baseline", ahsc.BaselineAuto, "opt and clip: auto (derived/baseline.json when present, as Bayesmark's analysis does), stored, or recompute (from the studies read)")
 	raw := fs.Bool("raw", false, "read the studies from eval/*.json even where derived/eval.json exists")
 	random := fs.StringSlice("random", ahsc.DefaultRandomNames, "the optimizers (names before _OPTREV_REV) whose calls set clip")
@@ -303,7 +303,7 @@ func quartiles(v []float64) [3]float64 {
 
 func runBayesmarkPicks(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flags("bayesmark picks")
-	gitDir := fs.String("git-dir", "", "read from this git directory (a bare mirror): the arguments are COMMIT:PATH-GLOB")
+	gitDir := fs.String("git-dir", "", "a git directory (a clone or bare mirror): arguments COMMIT:PATH-GLOB are read from that commit, the others are directories")
 	param := fs.String("param", "batch_size", "the hyperparameter")
 	reference := fs.String("reference", "", "add the Kolmogorov–Smirnov distance of each row's values to this optimizer's (its name before _OPTREV_REV), pooled over every folder")
 	format := fs.String("format", "table", "output format: table, csv or json")

@@ -143,6 +143,11 @@ func TestBayesmarkScoreFromGit(t *testing.T) {
 			t.Errorf("%v: KS %s, want %s", r, r["ks_to_ahsc"], want)
 		}
 	}
+	for _, bad := range []string{"--output=x:results/*", "0123456789abcdef:results/*"} {
+		if code, _, errs := runCLI("bayesmark", "score", "--git-dir", filepath.Join(repo, ".git"), "--", bad); code != 1 || !strings.Contains(errs, "commit") {
+			t.Errorf("%s: exit %d, %s", bad, code, errs)
+		}
+	}
 	if code, _, errs := runCLI("bayesmark", "picks", "--reference", "tpe", fixture); code != 1 || !strings.Contains(errs, "no such optimizer") {
 		t.Errorf("--reference tpe: exit %d, %s", code, errs)
 	}

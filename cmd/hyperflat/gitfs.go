@@ -37,9 +37,12 @@ func gitFS(ctx context.Context, gitDir, commit string, patterns []string) (fs.FS
 		}
 		return out, nil
 	}
-	full, err := git(nil, "rev-parse", "--verify", commit+"^{commit}")
+	if strings.HasPrefix(commit, "-") || strings.ContainsAny(commit, " \t\n") {
+		return nil, "", nil, fmt.Errorf("%q is not a commit", commit)
+	}
+	full, err := git(nil, "rev-parse", "--verify", "--quiet", commit+"^{commit}")
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, fmt.Errorf("%s: no such commit in %s", commit, gitDir)
 	}
 	hash := strings.TrimSpace(string(full))
 	list, err := git(nil, "ls-tree", "-r", "-l", "-z", hash)
