@@ -1,6 +1,7 @@
 package ahsc
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
@@ -359,5 +360,23 @@ func TestWriteBayesmarkDerived(t *testing.T) {
 	}
 	if _, err := WriteBayesmark(&experiments.Result{Experiment: "weightdecay"}, dir); err == nil {
 		t.Error("a weightdecay run written as Bayesmark output")
+	}
+}
+
+// TestXRVariableTransposes reads a variable stored in another order of dims than asked.
+func TestXRVariableTransposes(t *testing.T) {
+	var x xrFile
+	doc := `{"meta": {}, "data": {"coords": {"a": {"dims": ["a"], "data": [0, 1]}, "b": {"dims": ["b"], "data": ["x", "y", "z"]}},
+		"data_vars": {"v": {"dims": ["b", "a"], "data": [[1, 2], [3, 4], [5, Infinity]]}}}}`
+	if err := json.Unmarshal(pythonJSON([]byte(doc)), &x); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.variable("v", "f", []string{"a", "b"}, map[string]int{"a": 2, "b": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// v[b][a] read as [a][b]: a=0: 1 3 5; a=1: 2 4 +Inf.
+	if want := []float64{1, 3, 5, 2, 4, math.Inf(1)}; !equalFloats(got, want) {
+		t.Errorf("%v, want %v", got, want)
 	}
 }
