@@ -207,6 +207,9 @@ func TestBayesmarkOutRoundTrip(t *testing.T) {
 	if len(want) != 2 {
 		t.Fatalf("summary means %v", want)
 	}
+	if code, _, errs := runCLI("run", "ahsc", "--dataset", "vehicle", "--bayesmark-out", filepath.Join(dir, "bm3")); code != 2 || !strings.Contains(errs, "none of Bayesmark's datasets") {
+		t.Errorf("--bayesmark-out on vehicle: exit %d, %s", code, errs)
+	}
 	if code, _, errs := runCLI("report", "--out", filepath.Join(dir, "run"), "--bayesmark-out", filepath.Join(dir, "bm2"), "--format", "csv"); code != 0 {
 		t.Fatal(errs)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/internal/textable"
@@ -472,6 +473,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return code
 	}
 	opt, mode, dsn, err := rf.options(fs, exp)
+	if err == nil && rf.bayesmarkOut != nil && *rf.bayesmarkOut != "" {
+		if c, ok := opt.Config.(*ahsc.Config); ok && len(c.BayesmarkDatasets()) == 0 {
+			err = fmt.Errorf("--bayesmark-out: the run has none of Bayesmark's datasets (breast, digits, iris, wine)")
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
 		return exitUsage

@@ -250,6 +250,18 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// BayesmarkDatasets lists the run's datasets that Bayesmark scores (breast, digits, iris,
+// wine): the ones --bayesmark-out writes.
+func (c *Config) BayesmarkDatasets() []string {
+	var out []string
+	for _, d := range c.datasets() {
+		if c.Data == "" && slices.Contains(bayesmarkSets, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // datasets lists the datasets a run covers.
 func (c *Config) datasets() []string {
 	switch {
