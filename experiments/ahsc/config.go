@@ -88,7 +88,7 @@ type Config struct {
 	// one included (which then decides); max the maximum over batches (Algorithm 1's
 	// reduction); min-full the minimum over the full batches. Part of the run's identity;
 	// Finish stores committed as "" (omitempty), so runs stored before the flag keep theirs.
-	BBOScreen string `flag:"bbo-screen" json:"bbo-screen,omitempty" default:"committed" choices:"committed,max,min-full" usage:"ahsc-bbo's reduction of the per-batch ratios: committed (optimizer.py's minimum over every batch), max, or min-full (minimum over the full batches)"`
+	BBOScreen string `flag:"bbo-screen" json:"bbo-screen,omitempty" default:"" derived:"committed" usage:"ahsc-bbo's reduction of the per-batch ratios: committed (optimizer.py's minimum over every batch), max, or min-full (minimum over the full batches)"`
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
