@@ -267,6 +267,11 @@ func (x *xrFile) variable(name, file string, want []string, sizes map[string]int
 			return nil, fmt.Errorf("%s: variable %q holds more than %d values", file, name, maxBMValues)
 		}
 	}
+	// Each value takes at least two bytes of text (a digit and a separator): a shape larger
+	// than the text allows is refused before anything of its size is allocated.
+	if total > len(v.Data)/2+1 {
+		return nil, fmt.Errorf("%s: variable %q holds fewer values than its dims %v say (%d)", file, name, v.Dims, total)
+	}
 	for i, w := range want {
 		perm[i] = slices.Index(v.Dims, w)
 	}

@@ -380,3 +380,29 @@ func TestXRVariableTransposes(t *testing.T) {
 		t.Errorf("%v, want %v", got, want)
 	}
 }
+
+// FuzzBayesmarkDB reads and scores arbitrary derived/eval.json and baseline.json texts: an
+// error or scores, never a panic.
+func FuzzBayesmarkDB(f *testing.F) {
+	root := filepath.Join("testdata", "bayesmark", "derived")
+	ev, err := os.ReadFile(filepath.Join(root, "eval.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	base, err := os.ReadFile(filepath.Join(root, "baseline.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ev, base)
+	f.Add([]byte(`{"meta": {}, "data": {"coords": {}, "data_vars": {}}}`), []byte(`{`))
+	f.Fuzz(func(t *testing.T, ev, base []byte) {
+		m := fstest.MapFS{"derived/eval.json": {Data: ev}, "derived/baseline.json": {Data: base}}
+		db, err := ReadBayesmarkDB(m, ".", false)
+		if err != nil {
+			return
+		}
+		for _, b := range []string{BaselineAuto, BaselineRecompute} {
+			_, _ = ScoreBayesmark(db, BayesmarkScoreOptions{Baseline: b, Resamples: 100})
+		}
+	})
+}
