@@ -185,7 +185,7 @@ func runBayesmarkScore(ctx context.Context, args []string, stdout, stderr io.Wri
 	header := []string{"source", "problem", "dataset", "optimizer", "method", "studies", "calls_min", "calls_max",
 		"mean", "ci_low", "ci_high", "median", "median_ci_low", "median_ci_high",
 		"generalization_mean", "generalization_ci_low", "generalization_ci_high",
-		"baseline", "baseline_diff", "resamples", "seed", "source_commit", "eval_path", "baseline_path"}
+		"baseline", "baseline_diff", "resamples", "seed", "source_commit", "eval_path", "baseline_path", "cv_accuracy_median"}
 	var rows [][]any
 	var short [][]any
 	var answer []string
@@ -215,7 +215,7 @@ func runBayesmarkScore(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 			rows = append(rows, []any{s.display, r.Problem, r.Dataset, r.Optimizer, r.Method, r.Studies, r.CallsMin, r.CallsMax,
 				r.Mean, r.MeanLow, r.MeanHigh, r.Median, r.MedianLow, r.MedianHigh, r.GenMean, r.GenMeanLow, r.GenMeanHigh,
-				r.Baseline, r.BaselineDiff, *resamples, *seed, s.commit, evalPath, db.BaselineFile})
+				r.Baseline, r.BaselineDiff, *resamples, *seed, s.commit, evalPath, db.BaselineFile, r.CVAccuracyMedian})
 			short = append(short, []any{label(s.display, r.Dataset), r.Method, r.Studies, calls, f2(r.Mean), ci(r.MeanLow, r.MeanHigh),
 				f2(r.Median), ci(r.MedianLow, r.MedianHigh)})
 			baselines[r.Baseline]++

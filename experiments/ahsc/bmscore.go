@@ -71,6 +71,11 @@ type BayesmarkScore struct {
 	Median, MedianLow, MedianHigh float64
 	// Generalization score, its mean and interval.
 	GenMean, GenMeanLow, GenMeanHigh float64
+	// CVAccuracyMedian is the median, over every call of every study, of the cross-validated
+	// accuracy the search saw (the acc function's visible loss negated: Bayesmark's
+	// sklearn_funcs.py minimizes −accuracy); NaN where the problem has no _acc function. It
+	// says how well the configurations an optimizer tried fit, apart from any score's pool.
+	CVAccuracyMedian float64
 	// Baseline is "stored" or "recomputed"; BaselineDiff, with a stored baseline, is the
 	// largest difference between it and the one recomputed from the studies read, in units
 	// of clip − opt (0: the stored baseline was computed from exactly these studies).
@@ -211,18 +216,31 @@ func scoreProblem(db *BayesmarkDB, problem string, fns []string, opt BayesmarkSc
 			}
 		}
 	}
+	accFn := slices.IndexFunc(fns, func(f string) bool { return strings.HasSuffix(f, "_acc") })
 	var out []BayesmarkScore
 	for _, sp := range spans {
 		vals := make([]float64, 0, sp.hi-sp.lo)
 		gens := make([]float64, 0, sp.hi-sp.lo)
 		r := BayesmarkScore{Problem: problem, Dataset: dataset, Optimizer: sp.optimizer, Method: splitOptimizer(sp.optimizer),
 			Studies: sp.hi - sp.lo, CallsMin: math.MaxInt, Baseline: baseline, BaselineDiff: diff}
+		var accs []float64
 		for _, s := range studies[sp.lo:sp.hi] {
+			if accFn >= 0 {
+				for _, call := range s.visible[accFn] {
+					for _, l := range call {
+						accs = append(accs, -l)
+					}
+				}
+			}
 			v, g := bmScore(s, vis, gen)
 			vals, gens = append(vals, v), append(gens, g)
 			for k := range s.visible {
 				r.CallsMin, r.CallsMax = min(r.CallsMin, len(s.visible[k])), max(r.CallsMax, len(s.visible[k]))
 			}
+		}
+		r.CVAccuracyMedian = math.NaN()
+		if len(accs) > 0 {
+			r.CVAccuracyMedian = stats.Median(accs)
 		}
 		seed := opt.Seed
 		r.Mean, r.MeanLow, r.MeanHigh = bootstrap(vals, stats.Mean, opt.Resamples, seed)

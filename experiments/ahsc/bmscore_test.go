@@ -72,6 +72,10 @@ func TestScoreBayesmarkFixture(t *testing.T) {
 			if math.Abs(s.Mean-w) > 1e-9 || math.Abs(s.GenMean-g) > 1e-9 || math.Abs(s.Median-w) > 1e-9 {
 				t.Errorf("raw %v baseline %q %s: mean %v median %v generalization %v, want %v, %v, %v", c.raw, c.baseline, s.Method, s.Mean, s.Median, s.GenMean, w, w, g)
 			}
+			// Random's acc losses −.8 −.9 −.7 −.6: accuracies whose median is .75.
+			if s.Method == "RandomSearch" && math.Abs(s.CVAccuracyMedian-0.75) > 1e-12 {
+				t.Errorf("random's median CV accuracy %v, want 0.75", s.CVAccuracyMedian)
+			}
 			if s.Problem != "MLP-adam_toy" || s.Dataset != "toy" || s.Studies != 2 || s.CallsMin != 2 || s.CallsMax != 2 {
 				t.Errorf("%+v", s)
 			}

@@ -99,7 +99,7 @@ func TestTable1Figure2(t *testing.T) {
 	vehicle, mnistClean := inProgressRuns(t)
 	vehicleOld := vehicle
 	vehicleOld.ID, vehicleOld.Done = 5, 100 // superseded by run 8: not described
-	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", []RunProgress{vehicle, mnistClean, vehicleOld}, runs...)
+	md, err := Table1Markdown("hyperflat report --markdown docs/reproduction", []RunProgress{vehicle, mnistClean, vehicleOld}, nil, runs...)
 	if err != nil {
 		t.Fatal(err)
 	}
