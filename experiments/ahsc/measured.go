@@ -116,8 +116,8 @@ func modelEffect(runs []StoredRun, ao *AuthorsOutputs) (table, sentence string) 
 		return "", ""
 	}
 	sentence = fmt.Sprintf("Under the authors' protocol the Bayesmark sets now train scikit-learn's MLPClassifier (`--bayesmark-model sklearn`, "+
-		"rows 11–12); the median cross-validated accuracy of random configurations moves from the earlier model's to %s, nearer the authors' "+
-		"stored runs on %d of %d sets (table below).", strings.Join(accs, ", "), moved, n)
+		"rows 11–12): the median cross-validated accuracy of random configurations, our earlier model's → scikit-learn's, is %s, "+
+		"scikit-learn's nearer the authors' stored runs on %d of %d sets (table below).", strings.Join(accs, ", "), moved, n)
 	return b.String(), sentence
 }
 

@@ -99,7 +99,7 @@ func TestMeasuredEffects(t *testing.T) {
 			t.Errorf("the model table lacks %q:\n%s", want, table)
 		}
 	}
-	if !strings.Contains(sentence, "iris 0.700 → 0.700 (authors' 0.558), nearer the authors' stored runs on 0 of 1 sets") {
+	if !strings.Contains(sentence, "iris 0.700 → 0.700 (authors' 0.558), scikit-learn's nearer the authors' stored runs on 0 of 1 sets") {
 		t.Errorf("model sentence: %s", sentence)
 	}
 

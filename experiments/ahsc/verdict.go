@@ -162,9 +162,11 @@ func table1Verdict(t, eq experiments.Table, au budgetTable, ao *AuthorsOutputs, 
 			"search's on %d of %d, where the paper has it above random search on %d of %d.", protocolName(proto), f.bold, f.n, f.oursOverRandom, f.withRandom,
 			f.paperOverRandom, f.withRandom))
 	}
-	pooled, left := pooledSentence(au, proto, ao)
-	if pooled != "" {
-		s = append(s, pooled)
+	pooled, paper, left := pooledSentence(au, proto, ao)
+	for _, x := range []string{pooled, paper} {
+		if x != "" {
+			s = append(s, x)
+		}
 	}
 	var near, far []string
 	worst, worstGap := "", 0.0
@@ -216,7 +218,7 @@ func table1Verdict(t, eq experiments.Table, au budgetTable, ao *AuthorsOutputs, 
 // alone at AHSC's calls) under proto, compared with the paper's AHSC column and, where ao has
 // them, with the authors' own stored runs pooled the same way; left names the Bayesmark sets
 // whose AHSC level is not the paper's (the paper's value outside our 95% interval).
-func pooledSentence(au budgetTable, proto string, ao *AuthorsOutputs) (sentence string, left []string) {
+func pooledSentence(au budgetTable, proto string, ao *AuthorsOutputs) (pooled, paper string, left []string) {
 	var pairs, within, outside []string
 	above, sets, compared := 0, 0, 0
 	for _, d := range bayesmarkSets {
@@ -242,7 +244,7 @@ func pooledSentence(au budgetTable, proto string, ao *AuthorsOutputs) (sentence 
 		}
 	}
 	if sets == 0 {
-		return "", nil
+		return "", "", nil
 	}
 	s := fmt.Sprintf("Pooled as the authors pooled their Bayesmark runs (AHSC and random search alone, AHSC's %d calls each), AHSC's mean "+
 		"score is above random search's on %d of %d sets (%s)", au.k[[2]string{bayesmarkSets[0], proto}], above, sets, strings.Join(pairs, ", "))
@@ -251,16 +253,24 @@ func pooledSentence(au budgetTable, proto string, ao *AuthorsOutputs) (sentence 
 	}
 	s += "."
 	if compared > 0 {
-		s += fmt.Sprintf(" The paper's AHSC column lies inside our 95%% interval on %d of %d sets", len(within), compared)
+		paper = fmt.Sprintf("The paper's AHSC column lies inside our 95%% interval on %d of %d sets", len(within), compared)
 		if len(within) > 0 {
-			s += " (" + strings.Join(within, ", ") + ")"
+			paper += " (" + strings.Join(within, ", ") + ")"
 		}
 		if len(outside) > 0 {
-			s += ", outside on " + strings.Join(outside, ", ")
+			paper += ", outside on " + strings.Join(outside, ", ")
 		}
-		s += "."
+		paper += "."
 	}
-	return s, left
+	return s, paper, left
+}
+
+// andList joins items as prose: "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // knownCauses names the rows of ahsc-protocol.md that explain what is left: the authors'
@@ -316,13 +326,12 @@ func ProtocolVerdict(ao *AuthorsOutputs, runs ...StoredRun) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	eqCells, au, err := budgetTables(t, runs)
+	_, au, err := budgetTables(t, runs)
 	if err != nil {
 		return "", err
 	}
-	eq := eqCells.table()
 	authors, clean := readingCellsOf(t, protocolAuthors), readingCellsOf(t, protocolClean)
-	var s []string
+	var s, gaps []string
 	for _, metric := range []string{"score", "roc-auc"} {
 		what, prec := metricUnits(metric)
 		lo, hi, loD, hiD := math.Inf(1), math.Inf(-1), "", ""
@@ -352,23 +361,22 @@ func ProtocolVerdict(ao *AuthorsOutputs, runs ...StoredRun) (string, error) {
 			}
 		}
 		if n > 0 {
-			s = append(s, fmt.Sprintf("Over the %d %s sets both protocols ran, the authors' protocol scores from %+.*f (%s) to %+.*f (%s) %s "+
-				"against the clean one (mean over the methods, each protocol at its own budgets).", n, map[string]string{"score": "Bayesmark", "roc-auc": "OpenML"}[metric],
-				prec, lo, loD, prec, hi, hiD, what))
+			gaps = append(gaps, fmt.Sprintf("from %+.*f (%s) to %+.*f (%s) %s over the %d %s sets", prec, lo, loD, prec, hi, hiD, what, n,
+				map[string]string{"score": "Bayesmark", "roc-auc": "OpenML"}[metric]))
 		}
 	}
-	f, okF := countReading(authors)
-	e, okE := countReading(readingCellsOf(eq, protocolAuthors))
-	if okF && okE {
-		s = append(s, fmt.Sprintf("Under the authors' protocol AHSC makes fewer calls than the other methods (table1.md states each cell's); "+
-			"at the unequal budgets AHSC's value is above random search's on %d of %d tabular sets, with every method at AHSC's count on %d "+
-			"of %d, and the paper has it above on %d.", f.oursOverRandom, f.withRandom, e.oursOverRandom, e.withRandom, f.paperOverRandom))
+	if len(gaps) > 0 {
+		s = append(s, fmt.Sprintf("Against the clean protocol (mean over the methods, each protocol at its own budgets) the authors' protocol scores %s both ran.",
+			andList(gaps)))
 	}
-	if pooled, left := pooledSentence(au, protocolAuthors, ao); pooled != "" {
+	if pooled, paper, left := pooledSentence(au, protocolAuthors, ao); pooled != "" {
 		s = append(s, pooled)
-		if len(left) > 0 {
-			s = append(s, fmt.Sprintf("What is left there is not a matter of budgets or pooling; the known causes: %s.",
-				strings.Join(knownCauses(t, runs, protocolAuthors, false), "; ")))
+		if len(left) > 0 && paper != "" {
+			paper = strings.TrimSuffix(paper, ".") + fmt.Sprintf("; what is left there is not a matter of budgets or pooling, the known causes being %s.",
+				andList(knownCauses(t, runs, protocolAuthors, false)))
+		}
+		if paper != "" {
+			s = append(s, paper)
 		}
 	}
 	modelTable, modelSentence := modelEffect(runs, ao)
@@ -397,7 +405,7 @@ func ProtocolVerdict(ao *AuthorsOutputs, runs ...StoredRun) (string, error) {
 			runWord = "runs"
 		}
 		s = append(s, fmt.Sprintf("%s of %s %s were computed by builds that name no exact revision (a tree with uncommitted changes, `+dirty`, "+
-			"or no VCS stamp, `devel`), listed in table1.md's Runs section.", plural(n, "cell"), runWord, strings.Join(ids, " and ")))
+			"or no VCS stamp, `devel`), listed in table1.md's Runs section.", plural(n, "cell"), runWord, andList(ids)))
 	}
 	if len(s) == 0 {
 		return "", nil
