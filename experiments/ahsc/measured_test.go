@@ -85,6 +85,8 @@ func TestMeasuredEffects(t *testing.T) {
 		"## The authors' stored outputs, re-scored",
 		"| iris | 91.00 | 90.00 [89.10, 91.20] | 92.50 [91.00, 94.00] | 100.00 [100.00, 100.00] | 35.00 [35.00, 35.00] |",
 		"- iris, 15 calls: commit aaaaaaa111, `r/iris_min/derived/eval.json`",
+		"| 2 | authors | paper | iris, vehicle | torch | model sklearn |",
+		"| 4 | authors | paper | iris, vehicle | torch | model hyperflat; screening max |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("table1.md lacks %q", want)

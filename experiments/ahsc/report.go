@@ -121,6 +121,25 @@ func Table1Cells(runs ...StoredRun) (experiments.Table, error) {
 	return t, nil
 }
 
+// runVariant is what sets a run apart beyond protocol, preset and Adam: the Bayesmark sets'
+// model (--bayesmark-model), methods other than the default ones, ahsc-bbo's screening.
+func runVariant(r *experiments.Result, datasets []string) string {
+	var parts []string
+	if slices.ContainsFunc(datasets, func(d string) bool { return groupOf(d) == bayesmark }) {
+		parts = append(parts, "model "+modelOf(r))
+	}
+	if m := r.Params["methods"]; m != "" && m != strings.Join(DefaultMethods, ",") {
+		parts = append(parts, "methods "+m)
+	}
+	if sc := r.Params["bbo-screen"]; sc != "" {
+		parts = append(parts, "screening "+sc)
+	}
+	if len(parts) == 0 {
+		return "–"
+	}
+	return strings.Join(parts, "; ")
+}
+
 // hasMethod reports whether a summary table has rows of method m.
 func hasMethod(s *experiments.Table, m string) bool {
 	for i := range s.Rows {
@@ -220,7 +239,7 @@ func Table1Markdown(command string, inProgress []RunProgress, ao *AuthorsOutputs
 	writeAuthorsBOHB(&b, runs)
 	writeAuthorsParser(&b, runs)
 	writeFigure2Section(&b, t, runs)
-	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | Adam's ε | computing | wall time | cell time | builds |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Runs\n\n| run | protocol | preset | datasets | Adam's ε | variant | computing | wall time | cell time | builds |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	var wall time.Duration
 	var cells float64
 	var spans []store.Span
@@ -241,8 +260,8 @@ func Table1Markdown(command string, inProgress []RunProgress, ao *AuthorsOutputs
 		if len(sr.Spans) > 0 {
 			computing = store.Covered(sr.Spans...).Round(time.Second).String()
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
-			adamOf(sr.Result), computing, sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sr.ID, protocolOf(sr.Result), sr.Result.Preset, strings.Join(ds, ", "),
+			adamOf(sr.Result), runVariant(sr.Result, ds), computing, sr.Wall.Round(time.Second), seconds(sr.CellSeconds), builds)
 		wall += sr.Wall
 		cells += sr.CellSeconds
 		spans = append(spans, sr.Spans...)
@@ -256,7 +275,10 @@ func Table1Markdown(command string, inProgress []RunProgress, ao *AuthorsOutputs
 		"sessions counts the hours between them). Adam's ε: where every model's Adam adds it (`--adam`): "+
 		"hat, to the uncorrected √v as Keras and scikit-learn do (the authors' libraries), or torch, to the bias-corrected √v̂ as "+
 		"PyTorch does (the runs stored before the flag; see ahsc-protocol.md, row 25). Builds: the code versions that computed a run's cells "+
-		"(revision, then the BLAS: the pure-Go and OpenBLAS builds sum products in different orders).\n",
+		"(revision, then the BLAS: the pure-Go and OpenBLAS builds sum products in different orders). Variant: the model the Bayesmark "+
+		"sets train (`--bayesmark-model`: sklearn, scikit-learn's MLPClassifier, or hyperflat, this project's MLP: the runs before the "+
+		"flag and the clean protocol's), methods other than the six, and ahsc-bbo's screening (`--bbo-screen`); Table 1 shows, per dataset "+
+		"and protocol, the latest run that ran AHSC, and the other runs stay here and in runs/ for comparison.\n",
 		store.Covered(spans...).Round(time.Second), seconds(cells), wall.Round(time.Second))
 	if dirty := dirtyCells(runs); len(dirty) > 0 {
 		fmt.Fprintf(&b, "\nCells computed by a build that names no exact revision (`+dirty`: a tree with uncommitted changes, its code "+
