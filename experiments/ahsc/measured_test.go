@@ -109,7 +109,8 @@ func TestMeasuredEffects(t *testing.T) {
 	if want := "| iris | 3, 4 | 1 | 3 | 45.00 [45.00, 45.00] | 50.00 [50.00, 50.00] | 5.00 [5.00, 5.00] |"; !strings.Contains(table, want) {
 		t.Errorf("the screening table lacks %q:\n%s", want, table)
 	}
-	if !strings.Contains(sentence, "by iris 5.00 points") {
+	if !strings.Contains(sentence, "by iris +5.00 points (mean paired difference, its 95% interval above 0 on 1 of 1;") ||
+		!strings.Contains(sentence, "inside its 95% interval on 0 of 1 sets, outside on iris 50.00 [50.00, 50.00] vs 91.00.") {
 		t.Errorf("screening sentence: %s", sentence)
 	}
 
