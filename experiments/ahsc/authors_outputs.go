@@ -1,6 +1,7 @@
 package ahsc
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hyperflat/hyperflat/stats"
 )
 
 // The authors' stored Bayesmark outputs, re-scored: docs/reproduction/authors_bayesmark.csv
@@ -271,6 +274,25 @@ func (ao *AuthorsOutputs) section(ours map[string][2]string, oursLabel string) s
 		}
 	}
 	return b.String()
+}
+
+// writeAuthorsOutputs writes ao's section (nil: none) beside our AHSC and random search of
+// the authors' pooling au under the authors' protocol.
+func writeAuthorsOutputs(b *bytes.Buffer, ao *AuthorsOutputs, au budgetTable) {
+	if ao == nil {
+		return
+	}
+	ours := map[string][2]string{}
+	for _, d := range bayesmarkSets {
+		var o [2]string
+		for k, m := range []string{"ahsc", "random"} {
+			if c, ok := au.cell(d, protocolAuthors, m); ok {
+				o[k] = num(c.shown(), 2) + ivText(ciOf(c.values, stats.Mean), 2)
+			}
+		}
+		ours[d] = o
+	}
+	b.WriteString("\n" + ao.section(ours, "authors' protocol and pooling"))
 }
 
 // anyStudies is the studies of a series' AHSC cells (the first one's: Bayesmark requires

@@ -222,19 +222,7 @@ func Table1Markdown(command string, inProgress []RunProgress, ao *AuthorsOutputs
 	}
 	writeImageSection(&b, t, runs, inProgress)
 	writeBudgetSections(&b, t, eq, au, runs)
-	if ao != nil {
-		ours := map[string][2]string{}
-		for _, d := range bayesmarkSets {
-			var o [2]string
-			for k, m := range []string{"ahsc", "random"} {
-				if c, ok := au.cell(d, protocolAuthors, m); ok {
-					o[k] = num(c.shown(), 2) + ivText(ciOf(c.values, stats.Mean), 2)
-				}
-			}
-			ours[d] = o
-		}
-		b.WriteString("\n" + ao.section(ours, "authors' protocol and pooling"))
-	}
+	writeAuthorsOutputs(&b, ao, au)
 	writeBudgetReading(&b, t, eq)
 	writeAuthorsBOHB(&b, runs)
 	writeAuthorsParser(&b, runs)
