@@ -204,8 +204,7 @@ func screeningEffect(runs []StoredRun) (table, sentence string) {
 		paper := "–"
 		if p, ok := paperTable1[d]["ahsc"]; ok {
 			paper = num(p, 2)
-			mvals := slices.Collect(maps.Values(mv))
-			slices.Sort(mvals)
+			mvals, _, _ := repeatValues(m.Result, d, "ahsc-bbo") // in the order meanCell bootstraps them
 			iv := ciOf(mvals, stats.Mean)
 			g := fmt.Sprintf("%s %.2f%s vs %.2f", d, stats.Mean(mvals), ivText(iv, 2), p)
 			if iv.Low <= p && p <= iv.High {
