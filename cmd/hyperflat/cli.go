@@ -21,6 +21,7 @@ import (
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/internal/textable"
@@ -55,6 +56,7 @@ func commands() []command {
 		{"import", "read exported runs into a store, creating them or filling the cells it lacks", runImport},
 		{"serve", "a read-only web dashboard of a store's runs, live while workers fill it", runServe},
 		{"trial", "train and score one configuration of the ahsc objective (a Katib trial)", runTrial},
+		{"bayesmark", "score Bayesmark's own output folders (bayesmark score DIR...) as report scores its runs", runBayesmark},
 		{"data", "list the registry's datasets and their state; data fetch NAME|all downloads them", runData},
 	}
 }
@@ -340,6 +342,7 @@ func isTerminal(f *os.File) bool {
 // runFlags are the flags every experiment's run command takes.
 type runFlags struct {
 	preset, dataDir, out, shard, maxMem, format *string
+	bayesmarkOut                                *string
 	seed                                        *uint64
 	workers                                     *int
 	resume, submit, quiet, verbose, anyBuild    *bool
@@ -348,7 +351,7 @@ type runFlags struct {
 	own                                         map[string]bool // the experiment's config flags
 }
 
-const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] " +
+const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] [--bayesmark-out DIR (ahsc)] " +
 	"[--store DSN] [--resume] [--any-build] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
 
 func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
@@ -367,6 +370,9 @@ func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
 	f.trialTimeout = fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
 	f.format = fs.String("format", "table", "output format: table, csv or json")
+	if exp.Name == "ahsc" {
+		f.bayesmarkOut = fs.String("bayesmark-out", "", "also write the Bayesmark cells in Bayesmark's output layout under this directory (hyperflat bayesmark score and Bayesmark's analysis read it)")
+	}
 	f.verbose = fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	f.own = map[string]bool{}
@@ -469,6 +475,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return code
 	}
 	opt, mode, dsn, err := rf.options(fs, exp)
+	if err == nil && rf.bayesmarkOut != nil && *rf.bayesmarkOut != "" {
+		if c, ok := opt.Config.(*ahsc.Config); ok && len(c.BayesmarkDatasets()) == 0 {
+			err = fmt.Errorf("--bayesmark-out: the run has none of Bayesmark's datasets (breast, digits, iris, wine)")
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
 		return exitUsage
@@ -503,6 +514,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if b != nil {
 		b.Stop()
+	}
+	if rf.bayesmarkOut != nil && *rf.bayesmarkOut != "" {
+		if err := writeBayesmark(res, *rf.bayesmarkOut, stderr); err != nil {
+			return fail(err)
+		}
 	}
 	if err := writeResult(stdout, res, *rf.format, *rf.verbose); err != nil {
 		return fail(err)

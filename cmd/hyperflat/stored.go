@@ -418,8 +418,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dataDir := fs.String("data-dir", "", "dataset directory, needed only to assemble a finished run that never was")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	verbose := fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
+	bayesmarkOut := fs.String("bayesmark-out", "", "write an ahsc run's Bayesmark cells in Bayesmark's output layout under this directory")
 	markdown := fs.String("markdown", "", "write the published tables of the stored runs (or of --run): AHSC Table 1 as DIR/table1.md and .csv from the ahsc runs, PAC-Bayes Table C.1 as DIR/tablec1.md, CSVs and PNGs from the weightdecay runs")
-	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json] [--verbose] [--markdown DIR]", args, stdout, stderr); !ok {
+	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--bayesmark-out DIR] [--format table|csv|json] [--verbose] [--markdown DIR]", args, stdout, stderr); !ok {
 		return code
 	}
 	st, code := openExisting(ctx, "report", sf.dsn(*out), *format, stderr)
@@ -442,6 +443,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitFailure
 		}
 		res.Artifacts = paths
+	}
+	if *bayesmarkOut != "" {
+		if err := writeBayesmark(res, *bayesmarkOut, stderr); err != nil {
+			fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+			return exitFailure
+		}
 	}
 	if err := writeResult(stdout, res, *format, *verbose); err != nil {
 		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
