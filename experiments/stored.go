@@ -28,12 +28,14 @@ type storedResult struct {
 	Seed       uint64            `json:"seed"`
 	Params     map[string]string `json:"params,omitempty"`
 	Tables     []storedTable     `json:"tables"`
+	Answer     string            `json:"answer,omitempty"`
+	Legend     []string          `json:"legend,omitempty"`
 }
 
 // MarshalStored encodes the result for a results store (artifacts are left out: they are
 // paths on the machine that wrote them).
 func (r *Result) MarshalStored() ([]byte, error) {
-	s := storedResult{Experiment: r.Experiment, Preset: r.Preset, Seed: r.Seed, Params: r.Params}
+	s := storedResult{Experiment: r.Experiment, Preset: r.Preset, Seed: r.Seed, Params: r.Params, Answer: r.Answer, Legend: r.Legend}
 	for _, t := range r.Tables {
 		st := storedTable{Name: t.Name, Detail: t.Detail, Headline: t.Headline, Columns: t.Columns, Rows: make([][]json.RawMessage, len(t.Rows))}
 		for i, row := range t.Rows {
@@ -57,7 +59,7 @@ func UnmarshalStoredResult(b []byte) (*Result, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("stored result: %w", err)
 	}
-	r := &Result{Experiment: s.Experiment, Preset: s.Preset, Seed: s.Seed, Params: s.Params}
+	r := &Result{Experiment: s.Experiment, Preset: s.Preset, Seed: s.Seed, Params: s.Params, Answer: s.Answer, Legend: s.Legend}
 	for _, st := range s.Tables {
 		t := Table{Name: st.Name, Detail: st.Detail, Headline: st.Headline, Columns: st.Columns, Rows: make([][]any, len(st.Rows))}
 		for i, row := range st.Rows {
