@@ -57,12 +57,14 @@ func RankWords(values []Ranked, higherIsBetter bool, format func(float64) string
 // PowerWords says whether samples of these sizes can show a significant difference at all:
 // "" when they can, otherwise a clause saying that n is too small, and why.
 func PowerWords(sizes []int, unit string) string {
+	// A method without results takes no part in the comparison.
+	sizes = slices.DeleteFunc(slices.Clone(sizes), func(n int) bool { return n <= 0 })
 	if len(sizes) < 2 || stats.CanSeparate(sizes, Significance) {
 		return ""
 	}
 	n := slices.Min(sizes)
-	return fmt.Sprintf("n = %d %s is too few for any difference to be significant (a two-sided Mann–Whitney "+
-		"test needs %d per method to reach p < %g)", n, unit, stats.MinRepeats(Significance), Significance)
+	return fmt.Sprintf("n = %d %s is too few for significance (two-sided Mann–Whitney needs %d for p < %g)",
+		n, unit, stats.MinRepeats(Significance), Significance)
 }
 
 // BestMarks returns, for groups of results, which are statistically best (no other group
@@ -81,11 +83,14 @@ func BestMarks(groups []stats.Group, higherIsBetter bool) (best []bool, separabl
 	if err != nil {
 		return best, false
 	}
+	if !slices.Contains(c.Best, false) {
+		return best, true // nothing significant: a mark on every method would say nothing
+	}
 	return c.Best, true
 }
 
 // MarkLegend explains the mark BestMarks' results are printed with.
-const MarkLegend = "* no other method significantly better (two-sided Mann–Whitney, Benjamini–Hochberg, p < 0.05)"
+const MarkLegend = "* no method significantly better (Mann–Whitney, BH-corrected, p < 0.05)"
 
 // Interval formats a value with the range of the sample it summarizes, "0.932 [0.911, 0.95]";
 // a sample of one is printed alone.

@@ -80,6 +80,7 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 		res.Tables = append(res.Tables, nt)
 	}
 	res.Tables = append(res.Tables, table1(problems, cfg.Methods, rows, notes))
+	res.Answer, res.View, res.Legend = answer(problems, rows, runs)
 	return res
 }
 
