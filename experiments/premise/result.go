@@ -94,7 +94,9 @@ func result(opt experiments.Options, cfg *Config, tasks []*convexity.Task, recs 
 	measured := slices.DeleteFunc(slices.Clone(cfg.Datasets), func(d string) bool {
 		return !slices.ContainsFunc(recs, func(r record) bool { return r.Dataset == d })
 	})
-	res.Tables = append(res.Tables, summaryTable(correlations(measured, recs)))
+	cs := correlations(measured, recs)
+	res.Tables = append(res.Tables, summaryTable(cs))
+	res.Answer, res.View, res.Legend = answer(cs)
 	if t := figureTable(cfg, recs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}
