@@ -70,6 +70,8 @@ func (t *Table) Float(i int, column string) float64 {
 		return x
 	case float32:
 		return float64(x)
+	case Param:
+		return float64(x)
 	case int:
 		return float64(x)
 	case int64:
@@ -158,6 +160,9 @@ func FormatCell(v any) string {
 // JSONCell is a table cell as the JSON output holds it: NaN and infinities, which JSON
 // numbers cannot hold, become null.
 func JSONCell(v any) any {
+	if p, ok := v.(Param); ok {
+		v = float64(p)
+	}
 	if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
 		return nil
 	}

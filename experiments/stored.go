@@ -88,6 +88,8 @@ func encodeCell(v any) (json.RawMessage, error) {
 		return encodeFloat(float64(x)), nil
 	case float64:
 		return encodeFloat(x), nil
+	case Param: // read back as a float64
+		return encodeFloat(float64(x)), nil
 	case int, int64, int32, uint64, uint32, bool, string:
 		return json.Marshal(x)
 	}

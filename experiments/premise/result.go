@@ -100,7 +100,9 @@ func result(opt experiments.Options, cfg *Config, tasks []*convexity.Task, recs 
 	if t := figureTable(cfg, recs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}
-	res.Tables = append(res.Tables, configurationsTable(recs), settingsTable(cfg, tasks, recs))
+	configs := configurationsTable(recs)
+	configs.AddParams("config") // a param_ column per hyperparameter, for pandas
+	res.Tables = append(res.Tables, configs, settingsTable(cfg, tasks, recs))
 	if t := curvesTable(recs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}
