@@ -125,8 +125,9 @@ type Result struct {
 	Legend []string `json:"legend,omitempty"`
 	// View is the one table the terminal view prints under the answer: a row per method (per
 	// dataset where there are several), formatted for reading. It is built from the other
-	// tables, which hold the same numbers for CSV and JSON, so it is neither exported nor
-	// stored; without it the terminal prints the headline tables.
+	// tables, which hold the same numbers for CSV and JSON, so it is not exported (the store
+	// keeps it, to print a stored run as it was); without it the terminal prints the
+	// headline tables.
 	View *Table `json:"-"`
 }
 
