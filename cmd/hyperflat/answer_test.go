@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/internal/textable"
 )
 
 // answerCase is one command of the acceptance test: its arguments, whether it is a run
@@ -36,6 +39,8 @@ func answerCases(dir, data string) []answerCase {
 			"--outer-steps", "2", "--test-rows", "20", "--data-dir", data}, run: true, shared: true},
 		{name: "data", args: []string{"data"}},
 		{name: "runs", args: []string{"runs", "--out", dir}},
+		{name: "report", args: []string{"report", "--out", dir}, run: true},
+		{name: "ahsc --verbose", args: append(slices.Clone(tinyAHSC), "--verbose"), run: true}, // split tables keep their keys
 		{name: "list", args: []string{"list"}},
 		{name: "check", args: []string{"check", "--only", "^MatMul$"}},
 	}
@@ -80,40 +85,93 @@ func checkAnswer(t *testing.T, out string) {
 
 // checkKeys checks every boxed table: its first row starts with a key, no row line has an
 // empty key beside a full set of values (a row without its key), and a table drawn right
-// after another (a wide one's further columns) starts with the same key column.
+// after another (a wide one's further columns) starts with all the key columns of the first
+// (as many as textable.Keys finds: dataset and method for a row per dataset × method).
 func checkKeys(t *testing.T, out string) {
 	t.Helper()
+	for _, p := range keyProblems(out) {
+		t.Errorf("%s:\n%s", p, out)
+	}
+}
+
+func keyProblems(out string) []string {
+	var problems []string
 	lines := strings.Split(out, "\n")
-	prevKey, prevEnd := "", -2
+	var prevHeader []string
+	var prevRows [][]string
+	prevEnd := -2
 	for i := 0; i < len(lines); i++ {
 		if !strings.HasPrefix(lines[i], "┌") || i+1 >= len(lines) {
 			continue
 		}
-		key := strings.TrimSpace(cells(lines[i+1])[0])
-		if i > 0 && i == prevEnd+2 && lines[i-1] == "" && key != prevKey {
-			t.Errorf("a table continues another without its key column %q:\n%s", prevKey, out)
+		header := trimmed(cells(lines[i+1]))
+		if i > 0 && i == prevEnd+2 && lines[i-1] == "" {
+			k := textable.Keys(prevHeader, prevRows)
+			if len(header) < k || !slices.Equal(header[:k], prevHeader[:k]) {
+				problems = append(problems, fmt.Sprintf("a table continues another without its key columns %v", prevHeader[:k]))
+			}
 		}
 		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "├"); i++ { // the header, wrapped or not
 		}
-		first := true
+		var rows [][]string
 		for ; i < len(lines) && !strings.HasPrefix(lines[i], "└"); i++ {
 			if !strings.HasPrefix(lines[i], "│") {
 				continue
 			}
-			cs := cells(lines[i])
+			cs := trimmed(cells(lines[i]))
 			empty := 0
 			for _, c := range cs[1:] {
-				if strings.TrimSpace(c) == "" {
+				if c == "" {
 					empty++
 				}
 			}
-			if strings.TrimSpace(cs[0]) == "" && (first || (empty == 0 && len(cs) > 2)) {
-				t.Errorf("a row without its key: %q", lines[i])
+			if cs[0] == "" && (len(rows) == 0 || (empty == 0 && len(cs) > 2)) {
+				problems = append(problems, fmt.Sprintf("a row without its key: %q", lines[i]))
 			}
-			first = false
+			if cs[0] != "" {
+				rows = append(rows, cs)
+			}
 		}
-		prevKey, prevEnd = key, i
+		prevHeader, prevRows, prevEnd = header, rows, i
 	}
+	return problems
+}
+
+// TestKeyProblemsFindsASplitRow checks the check on the output issue 50 reported: summary
+// split in two, the second part without the method column.
+func TestKeyProblemsFindsASplitRow(t *testing.T) {
+	split := `summary
+┌─────────┬────────┬────────┐
+│ dataset │ method │ median │
+├─────────┼────────┼────────┤
+│ iris    │ ahsc   │ 10.706 │
+│ iris    │ random │ 42.495 │
+└─────────┴────────┴────────┘
+
+┌─────────┬─────────┐
+│ dataset │ seconds │
+├─────────┼─────────┤
+│ iris    │ 0.0599  │
+│ iris    │ 0.1034  │
+└─────────┴─────────┘
+`
+	if p := keyProblems(split); len(p) != 1 {
+		t.Errorf("split table: problems %q, want one", p)
+	}
+	whole := split[:strings.Index(split, "\n\n")+1]
+	if p := keyProblems(whole); len(p) != 0 {
+		t.Errorf("one table: problems %q", p)
+	}
+	if p := keyProblems(strings.Replace(whole, "│ iris    │ random", "│         │ random", 1)); len(p) != 1 {
+		t.Errorf("a row without its key: problems %q, want one", p)
+	}
+}
+
+func trimmed(cs []string) []string {
+	for i, c := range cs {
+		cs[i] = strings.TrimSpace(c)
+	}
+	return cs
 }
 
 func cells(line string) []string {
