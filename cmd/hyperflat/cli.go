@@ -113,11 +113,41 @@ func flags(name string) *pflag.FlagSet {
 	return fs
 }
 
+// statusWords explains, in a command's --help, every status word its table prints, so that a
+// reader meets none that only a source comment explains.
+var statusWords = map[string]string{
+	"runs": `Status:
+  finished     every cell done and the assembled result stored
+  running      cells are claimed or done, others still to compute (hyperflat worker goes on)
+  pending      no cell claimed or done yet (a --submit run waiting for workers)
+  failed       every cell ended, some failed (run --resume retries them)
+  unassembled  every cell done but the result not assembled yet: a run imported from exports,
+               or one whose last worker stopped; hyperflat report reads it as it is, and
+               run --resume with the same options assembles it
+  retired      its unfinished cells were taken out of the work (hyperflat retire; --undo
+               reopens it)
+`,
+	"data": `Status:
+  present                      every file is there with its published checksum
+  missing                      not in the data directory (hyperflat data fetch NAME gets it)
+  missing (embedded copy used) not in the data directory; the copy built into hyperflat is used
+  missing K of N files         some of the dataset's files are there, K are not
+  checksum mismatch: FILE      FILE is there but differs from the published one (refetch it)
+`,
+	"check": `Result:
+  pass  both derivative orders agree with finite differences within the tolerance
+  FAIL  an order disagrees: the operator's gradient is wrong (the command exits 1)
+`,
+}
+
 // parse parses a command's flags. It reports whether the command should go on and, if not,
 // the exit status: 0 after --help, 2 after a usage error (with the usage on stderr).
 func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout, stderr io.Writer) (int, bool) {
 	printUsage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: hyperflat %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		if words := statusWords[fs.Name()]; words != "" {
+			fmt.Fprintf(w, "\n%s", words)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n\n", fs.Name(), err)

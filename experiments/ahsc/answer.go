@@ -1,0 +1,167 @@
+package ahsc
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/stats"
+)
+
+// answer states the run's result for the terminal: a sentence (which method ranks first and
+// last, and whether the differences can be significant at this many repeats), the table of
+// one row per method (per dataset where there are several) and the legend of its marks. The
+// numbers are the summary's; the marks are Table 1's (bestGroups, which marks nothing when n
+// is too small for the test).
+func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experiments.Table, []string) {
+	single := len(problems) == 1
+	paper := slices.ContainsFunc(rows, func(r summaryRow) bool { return !math.IsNaN(r.paper) })
+	cols := []string{"dataset", "method", "metric", "value", "paper", "n", "evaluations", "seconds"}
+	if single {
+		cols = cols[1:]
+		cols = slices.Delete(cols, 1, 2) // the sentence names the dataset and its metric
+	}
+	if !paper {
+		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "paper" })
+	}
+	view := &experiments.Table{Name: "answer", Columns: cols}
+	marked, spread := false, false
+	var sizes []int
+	var ranked []experiments.Ranked
+	bestOn := map[string]int{}
+	ranks := map[string][]float64{}
+	for _, p := range problems {
+		var vals []float64
+		var names []string
+		// A mark on every method of a dataset says nothing: none is significantly worse.
+		everyBest := !slices.ContainsFunc(rows, func(r summaryRow) bool { return r.dataset == p.name && !r.best })
+		for _, r := range rows {
+			if r.dataset != p.name {
+				continue
+			}
+			v, prec := headlineValue(r)
+			format := experiments.Digits(prec)
+			sample, calls := runSample(runs, r)
+			cell := experiments.Interval(v, sample, format)
+			if r.best && r.n > 0 && !everyBest {
+				cell = format(v) + "*" + cell[len(format(v)):]
+				marked = true
+				bestOn[r.method]++
+			}
+			spread = spread || len(sample) > 1
+			sizes = append(sizes, r.n)
+			cells := map[string]any{"dataset": r.dataset, "method": r.method, "metric": r.label, "value": cell,
+				"paper": format(r.paper), "n": r.n, "evaluations": calls, "seconds": strconv.FormatFloat(r.seconds, 'g', 3, 64)}
+			if math.IsNaN(r.paper) {
+				cells["paper"] = ""
+			}
+			row := make([]any, len(cols))
+			for k, c := range cols {
+				row[k] = cells[c]
+			}
+			view.Add(row...)
+			if single {
+				ranked = append(ranked, experiments.Ranked{Name: r.method, Value: v})
+			}
+			if !math.IsNaN(v) {
+				vals, names = append(vals, v), append(names, r.method)
+			}
+		}
+		for k, rk := range descendingRanks(vals) {
+			ranks[names[k]] = append(ranks[names[k]], rk)
+		}
+	}
+	var where, order string
+	if single {
+		p := problems[0]
+		where = fmt.Sprintf("on %s (%s, higher is better)", p.name, p.label)
+		order = experiments.RankWords(ranked, true, func(x float64) string {
+			_, prec := headlineValue(summaryRow{label: p.label})
+			return experiments.Digits(prec)(x)
+		})
+	} else {
+		for _, r := range rows {
+			if rs, ok := ranks[r.method]; ok && !slices.ContainsFunc(ranked, func(x experiments.Ranked) bool { return x.Name == r.method }) {
+				ranked = append(ranked, experiments.Ranked{Name: r.method, Value: stats.Mean(rs)})
+			}
+		}
+		where = fmt.Sprintf("over %d datasets, by mean rank (1 is best)", len(problems))
+		order = experiments.RankWords(ranked, false, experiments.Digits(1))
+	}
+	power := experiments.PowerWords(sizes, "repeats")
+	switch {
+	case power != "":
+	case !marked:
+		power = "no difference is significant (p < 0.05)"
+	case single:
+		power = "* marks the methods no other beats significantly"
+	default:
+		power = fmt.Sprintf("ahsc is marked * (not significantly beaten) on %d of %d datasets", bestOn["ahsc"], len(problems))
+	}
+	sentence := experiments.Sentence(where+", "+order, power)
+	var legend []string
+	if marked {
+		legend = append(legend, experiments.MarkLegend)
+	}
+	if spread {
+		legend = append(legend, "value: median (score: mean) [min, max] over repeats")
+	} else {
+		legend = append(legend, "value: median (score: mean) over repeats")
+	}
+	if paper {
+		legend = append(legend, "paper: AHSC paper, Table 1")
+	}
+	return sentence, view, legend
+}
+
+// headlineValue is the value Table 1 prints for a summary row and its decimals: the median,
+// or the mean for a Bayesmark score (as the paper's cells are).
+func headlineValue(r summaryRow) (float64, int) {
+	prec := 2
+	if r.label == "roc-auc" || r.label == "accuracy" {
+		prec = 3
+	}
+	if r.label == "score" {
+		return r.mean, prec
+	}
+	return r.median, prec
+}
+
+// runSample returns the values a summary row summarizes and the mean objective calls per run.
+func runSample(runs []run, s summaryRow) ([]float64, int) {
+	var sample []float64
+	calls, n := 0, 0
+	for _, r := range runs {
+		if r.dataset != s.dataset || r.method != s.method || r.hidden {
+			continue
+		}
+		calls, n = calls+r.calls, n+1
+		if !math.IsNaN(r.value) {
+			sample = append(sample, r.value)
+		}
+	}
+	if n == 0 {
+		return sample, 0
+	}
+	return sample, int(math.Round(float64(calls) / float64(n)))
+}
+
+// descendingRanks ranks values from the largest (1), ties sharing their mean rank.
+func descendingRanks(vals []float64) []float64 {
+	out := make([]float64, len(vals))
+	for i, v := range vals {
+		above, same := 0, 0
+		for _, w := range vals {
+			switch {
+			case w > v:
+				above++
+			case w == v:
+				same++
+			}
+		}
+		out[i] = float64(above) + float64(same+1)/2
+	}
+	return out
+}
