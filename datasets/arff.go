@@ -131,6 +131,7 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 	}
 	// Data.
 	var fields []arffField
+	bud := newBudget(r)
 	for {
 		raw, ok, err := lr.next()
 		if err != nil {
@@ -160,6 +161,9 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 		}
 		if len(fields) != len(attrs) {
 			return nil, lineErr(name, lr.line, "%d values, expected %d (one per @attribute)", len(fields), len(attrs))
+		}
+		if err := bud.row(8 * int64(len(attrs))); err != nil {
+			return nil, budgetErr(name, lr.line, err)
 		}
 		for j, f := range fields {
 			a := &attrs[j]

@@ -36,6 +36,7 @@ func ReadCIFAR10(r io.Reader, name string, classes []string) (*Dataset, error) {
 		return nil, err
 	}
 	b := &binReader{r: zr, name: name, decompressed: gz}
+	bud := newBudget(r)
 	var (
 		x   []float64
 		y   []int
@@ -59,6 +60,9 @@ func ReadCIFAR10(r io.Reader, name string, classes []string) (*Dataset, error) {
 		}
 		if int(rec[0]) >= len(classes) {
 			return nil, b.errAt(start, "record %d: label %d, expected a class index below %d", len(y), rec[0], len(classes))
+		}
+		if err := bud.row(8 * cifarRecord); err != nil {
+			return nil, b.errAt(start, "record %d: %v", len(y), err)
 		}
 		y = append(y, int(rec[0]))
 		for _, p := range rec[1:] {

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -24,7 +25,11 @@ func newCSVReader(r io.Reader, name string, comma rune) (*csvReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(newLineLimiter(zr))
+	br := bufio.NewReaderSize(newLineLimiter(zr), 1<<16)
+	peek, perr := br.Peek(1 << 16)
+	if err := sniffText(peek, perr != nil, name); err != nil {
+		return nil, err
+	}
 	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
 		br.Discard(3)
 	}
@@ -118,6 +123,7 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 		return nil, c.fieldErr(2+i, "class name %d is empty, expected a name for each class", i)
 	}
 	ds := &Dataset{Name: name, D: d, Shape: []int{d}, Classes: classes}
+	bud := newBudget(r)
 	// The feature names are made at the end: n_features is not trusted for an allocation
 	// before rows of that many fields have been read.
 	var names []string
@@ -150,6 +156,9 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 		}
 		if len(rec) != d+1 {
 			return nil, c.errf("%d fields, expected %d (%d features and the %s)", len(rec), d+1, d, targetWord(regression))
+		}
+		if err := bud.row(8 * int64(d+1)); err != nil {
+			return nil, budgetErr(name, c.line, err)
 		}
 		for j, f := range rec[:d] {
 			v, err := parseNumber(f)
@@ -258,6 +267,7 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		codes  []int
 		ds     = &Dataset{Name: name}
 		text   *textColumns
+		bud    = newBudget(r)
 	)
 	if opt.Header {
 		hdr, ok, err := c.next()
@@ -299,6 +309,17 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		}
 		if len(rec) != width {
 			return nil, c.errf("%d fields, expected %d", len(rec), width)
+		}
+		// A number takes 8 bytes in X (and the codes); a field of a text table is kept as
+		// text, with its position, until the end.
+		size := 8 * int64(width)
+		if opt.Text {
+			for _, f := range rec {
+				size += int64(len(f)) + 40
+			}
+		}
+		if err := bud.row(size); err != nil {
+			return nil, budgetErr(name, c.line, err)
 		}
 		if opt.Text {
 			if text == nil {
@@ -382,38 +403,84 @@ type textColumns struct {
 	pos           []position // per field
 	firstText     []int      // per column: index into fields of its first non-number, or -1
 	numbers       []int      // per column: how many fields are numbers
+	commas        []int      // per column: how many fields are numbers with a decimal comma
+	firstComma    []int      // per column: index into fields of the first of them, or -1
+	missing       []int      // per column: how many fields are missing values
 }
 
 func newTextColumns(width, target int, regression bool) *textColumns {
-	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]int, width), numbers: make([]int, width)}
+	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]int, width),
+		numbers: make([]int, width), commas: make([]int, width), firstComma: make([]int, width), missing: make([]int, width)}
 	for j := range t.firstText {
-		t.firstText[j] = -1
+		t.firstText[j], t.firstComma[j] = -1, -1
 	}
 	return t
 }
 
-// isMissing reports whether a feature field of a Text table is a missing value.
-func isMissing(f string) bool { return f == "" || f == "?" }
+// missingValues are the spellings of a missing value in a table read with TableOptions.Text:
+// pandas.read_csv's default na_values (pandas 2), and "?" (UCI's and ARFF's).
+var missingValues = map[string]bool{
+	"": true, "?": true, "#N/A": true, "#N/A N/A": true, "#NA": true, "-1.#IND": true, "-1.#QNAN": true,
+	"-NaN": true, "-nan": true, "1.#IND": true, "1.#QNAN": true, "<NA>": true, "N/A": true, "NA": true,
+	"NULL": true, "NaN": true, "None": true, "n/a": true, "nan": true, "null": true,
+}
+
+// isMissing reports whether a field of a Text table is a missing value: in a feature column,
+// NaN; in the target, an error.
+func isMissing(f string) bool { return missingValues[f] }
 
 func (t *textColumns) add(c *csvReader, rec, names []string) error {
+	row := len(t.fields)/t.width + 1
 	for j, f := range rec {
 		line, col := c.r.FieldPos(j)
 		if j == t.target && isMissing(f) {
-			return fieldErr(c.name, line, col, "target column %d (%s): missing class value, expected a label", j+1, columnName(names, j))
+			what := "class"
+			if t.regression {
+				what = "target"
+			}
+			return fieldErr(c.name, line, col, "target column %d (%s): missing %s value %q in data %s, expected a %s (drop or fill the row)",
+				j+1, columnName(names, j), what, f, rowNumber(row), map[bool]string{false: "label", true: "number"}[t.regression])
 		}
 		t.fields = append(t.fields, f)
 		t.pos = append(t.pos, position{line, col})
-		switch _, err := parseNumber(f); {
-		case err == nil:
+		_, kind, err := classifyNumber(f)
+		switch {
+		case kind == numOK:
 			t.numbers[j]++
 		case j != t.target && isMissing(f):
+			t.missing[j]++
+		case kind == numOverflow && j == t.target && !t.regression && integerLiteral(f):
+			// An integer class label of any length is compared exactly (see intLabel).
+			t.numbers[j]++
+		case kind == numOverflow:
+			return fieldErr(c.name, line, col, "column %d (%s), data %s: %v", j+1, columnName(names, j), rowNumber(row), err)
 		case j == t.target && t.regression:
 			return fieldErr(c.name, line, col, "target column %d (%s): %v", j+1, columnName(names, j), err)
-		case t.firstText[j] < 0:
-			t.firstText[j] = len(t.fields) - 1
+		default:
+			if kind == numComma {
+				t.commas[j]++
+				if t.firstComma[j] < 0 {
+					t.firstComma[j] = len(t.fields) - 1
+				}
+			}
+			if t.firstText[j] < 0 {
+				t.firstText[j] = len(t.fields) - 1
+			}
 		}
 	}
 	return nil
+}
+
+// commaColumn refuses a text column most of whose values are numbers once decimal commas
+// are read as points: as text it would be one-hot encoded into a category per value, a
+// silently useless feature (or, as the target, a class per value).
+func (t *textColumns) commaColumn(name string, names []string, j, n int) error {
+	if t.commas[j] == 0 || 2*(t.commas[j]+t.numbers[j]) <= n-t.missing[j] {
+		return nil
+	}
+	p, v := t.pos[t.firstComma[j]], t.fields[t.firstComma[j]]
+	return fieldErr(name, p.line, p.col, "column %d (%s) holds numbers with decimal commas (%q, %d of its %d values): write them with decimal points (%q), e.g. by exporting the file with a point as the decimal separator",
+		j+1, columnName(names, j), clip(v), t.commas[j], n-t.missing[j], clip(commaToPoint(v)))
 }
 
 // finish fills ds's X, Features and labels.
@@ -423,6 +490,11 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 	index := make([]map[string]int, t.width) // category indices of the text feature columns
 	k := 0
 	for j := range t.width {
+		if t.firstText[j] >= 0 {
+			if err := t.commaColumn(name, names, j, n); err != nil {
+				return err
+			}
+		}
 		if j == t.target {
 			continue
 		}
@@ -483,34 +555,94 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 		return nil
 	}
 	if t.firstText[t.target] < 0 {
-		// Numbers only: integer codes are classes in numeric order; anything else is a
-		// continuous target.
-		codes := make([]float64, n)
+		// Numbers only: integer codes are classes in numeric order, compared exactly (as
+		// float64, 9007199254740992 and 9007199254740993 would be one class); anything else
+		// is a continuous target.
 		for i, v := range labels {
-			codes[i], _ = parseNumber(v)
-			if codes[i] != math.Trunc(codes[i]) || math.Abs(codes[i]) > 1<<53 {
+			c, ok := intLabel(v)
+			if !ok {
 				p := t.pos[i*t.width+t.target]
-				return fieldErr(name, p.line, p.col, "target column %d (%s) holds the non-integer number %q: a continuous target is regression, not classification (class labels are text or integers)",
-					t.target+1, columnName(names, t.target), clip(v))
+				what := "the non-integer number"
+				if x, _ := parseNumber(v); x == math.Trunc(x) {
+					what = "a number not written as an exact integer,"
+				}
+				return fieldErr(name, p.line, p.col, "target column %d (%s) holds %s %q: a continuous target is regression, not classification (class labels are text or integers)",
+					t.target+1, columnName(names, t.target), what, clip(v))
 			}
+			labels[i] = c
 		}
-		distinct := slices.Compact(slices.Sorted(slices.Values(codes)))
-		ds.Classes = make([]string, len(distinct))
-		for c, v := range distinct {
-			ds.Classes[c] = strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		ds.Y = make([]int, n)
-		for i, v := range codes {
-			ds.Y[i], _ = slices.BinarySearch(distinct, v)
-		}
-		return nil
+		ds.Classes = slices.Compact(slices.SortedFunc(slices.Values(labels), cmpIntLabels))
+	} else {
+		ds.Classes = slices.Compact(slices.Sorted(slices.Values(labels)))
 	}
-	ds.Classes = slices.Compact(slices.Sorted(slices.Values(labels)))
+	ix := make(map[string]int, len(ds.Classes))
+	for c, v := range ds.Classes {
+		ix[v] = c
+	}
 	ds.Y = make([]int, n)
 	for i, v := range labels {
-		ds.Y[i], _ = slices.BinarySearch(ds.Classes, v)
+		ds.Y[i] = ix[v]
 	}
 	return nil
+}
+
+// integerLiteral reports whether s (spaces trimmed) is an optionally signed run of digits.
+func integerLiteral(s string) bool {
+	t := strings.TrimLeft(strings.TrimSpace(s), "+-")
+	return len(strings.TrimSpace(s))-len(t) <= 1 && t != "" && strings.Trim(t, "0123456789") == ""
+}
+
+// intLabel returns the canonical decimal form of an integer class label ("7" for "+007",
+// "7.0" or "7e0"), exactly for any number of digits; ok is false for a number that is not
+// exactly an integer.
+func intLabel(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	neg := strings.HasPrefix(t, "-")
+	digits := strings.TrimLeft(t, "+-")
+	if whole, frac, found := strings.Cut(digits, "."); found && strings.Trim(frac, "0") == "" && !strings.ContainsAny(frac, "eE") {
+		digits = whole // 7.0, 7.
+	}
+	if len(t)-len(strings.TrimLeft(t, "+-")) > 1 {
+		return "", false
+	}
+	if digits != "" && strings.Trim(digits, "0123456789") == "" {
+		digits = strings.TrimLeft(digits, "0")
+		if digits == "" {
+			return "0", true
+		}
+		if neg {
+			return "-" + digits, true
+		}
+		return digits, true
+	}
+	// Other notations (1e3): exact only within float64's integers.
+	v, err := parseNumber(t)
+	if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return "", false
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64), true
+}
+
+// cmpIntLabels orders canonical integer labels numerically.
+func cmpIntLabels(a, b string) int {
+	an, bn := strings.HasPrefix(a, "-"), strings.HasPrefix(b, "-")
+	switch {
+	case an && !bn:
+		return -1
+	case !an && bn:
+		return 1
+	case an:
+		return cmpDigits(b[1:], a[1:])
+	}
+	return cmpDigits(a, b)
+}
+
+// cmpDigits orders decimal digit strings without leading zeros by value.
+func cmpDigits(a, b string) int {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	return strings.Compare(a, b)
 }
 
 // indexCodes maps integer class codes to indices into their sorted distinct values.
