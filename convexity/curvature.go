@@ -34,6 +34,12 @@ func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
 	c := &Curvature{loss: loss, params: params}
 	dirs := make([]*G.Node, len(params))
 	for i, p := range params {
+		if p == nil {
+			return nil, fmt.Errorf("convexity: parameter %d is a nil node", i)
+		}
+		if p.Graph() != loss.Graph() {
+			return nil, fmt.Errorf("convexity: parameter %s is a node of another graph than the loss", p.Name())
+		}
 		v, ok := p.Value().(*tensor.Dense)
 		if p.Op() != nil || !ok {
 			return nil, fmt.Errorf("convexity: parameter %s must be an input node bound to a tensor", p.Name())
@@ -108,6 +114,9 @@ type Estimate struct {
 }
 
 func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int, f func(v, hv []float64) float64) (Estimate, error) {
+	if c == nil || rng == nil {
+		return Estimate{}, fmt.Errorf("convexity: Hutchinson estimate needs a Curvature and a random source (got a nil one)")
+	}
 	if samples < 2 {
 		return Estimate{}, fmt.Errorf("convexity: Hutchinson estimate from %d samples", samples)
 	}
@@ -142,6 +151,12 @@ func (c *Curvature) Trace(ctx context.Context, rng *rand.Rand, samples int) (Est
 // power iteration from a random start until the Rayleigh quotient changes by less than tol
 // (relative) or iters iterations.
 func (c *Curvature) TopEigenvalue(ctx context.Context, rng *rand.Rand, iters int, tol float64) (float64, []float64, error) {
+	if c == nil || rng == nil {
+		return 0, nil, fmt.Errorf("convexity: TopEigenvalue needs a Curvature and a random source (got a nil one)")
+	}
+	if !(tol >= 0) || math.IsInf(tol, 0) {
+		return 0, nil, fmt.Errorf("convexity: TopEigenvalue tolerance %v; want a finite tolerance ≥ 0", tol)
+	}
 	v := make([]float64, c.n)
 	for i := range v {
 		v[i] = rng.NormFloat64()

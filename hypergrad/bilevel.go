@@ -139,7 +139,7 @@ func (b *Bilevel) validate() error {
 	if len(b.Chains) == 0 || b.Outer == nil || b.InnerSteps <= 0 || b.HyperSteps <= 0 {
 		return fmt.Errorf("hypergrad: Bilevel needs chains, an outer optimizer and positive step counts")
 	}
-	if b.RiskLR <= 0 || b.Zeta < 0 {
+	if !(b.RiskLR > 0) || math.IsInf(b.RiskLR, 0) || !(b.Zeta >= 0) || math.IsInf(b.Zeta, 0) { // NaN too
 		return fmt.Errorf("hypergrad: RiskLR %v must be positive and Zeta %v non-negative", b.RiskLR, b.Zeta)
 	}
 	if b.Bounds != nil {
