@@ -77,7 +77,8 @@ func verifyFile(ctx context.Context, p string, f File) error {
 	if err != nil {
 		return err
 	}
-	return v.finish(nil)
+	// open checked the size and checksums before returning (opener.precheck).
+	return v.closer.Close()
 }
 
 // ErrNotDownloadable is matched (errors.Is) by Fetch's error for a file that the registry's

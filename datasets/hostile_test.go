@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -330,5 +331,46 @@ func TestLoadHashedDigestsTheBytesRead(t *testing.T) {
 	sum := sha256.Sum256(content)
 	if err != nil || d.N != 2 || dg.SHA256 != hex.EncodeToString(sum[:]) || dg.Bytes != int64(len(content)) {
 		t.Errorf("got %+v, %v; want sha256 %x of %d bytes", dg, err, sum, len(content))
+	}
+}
+
+// One-hot encodings are bounded like the readers: a matrix beyond MaxDatasetBytes is refused
+// before it is allocated.
+func TestEncodingsAreBounded(t *testing.T) {
+	cats := make([]string, 1000)
+	for i := range cats {
+		cats[i] = strconv.Itoa(i)
+	}
+	const n = 1 << 20
+	d := &Dataset{Name: "wide", N: n, D: 1, Shape: []int{1}, X: make([]float64, n), Y: make([]int, n), Classes: []string{"a"},
+		Features: []Feature{{Name: "c", Kind: Nominal, Categories: cats}}}
+	if _, err := EncodeNominal(d); err == nil || !strings.Contains(err.Error(), "datasets.MaxDatasetBytes") {
+		t.Errorf("EncodeNominal of 2^20 rows × 1000 categories: %v", err)
+	}
+}
+
+// Issue 52: the hash stored with a run's cells came from a second read of the file, so a file
+// replaced during the run gave the new file's hash for cells trained on the old one.
+// LoadHashed's digest is of the bytes parsed even when the file is replaced meanwhile.
+func TestLoadHashedIsOfTheBytesParsedWhenTheFileIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	p, other := filepath.Join(dir, "d.csv"), filepath.Join(dir, "new.csv")
+	old, replacement := []byte("a,y\n1,0\n2,1\n"), []byte("a,y\n5,1\n6,0\n7,1\n")
+	if err := os.WriteFile(p, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, replacement, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, dg, err := LoadHashed(context.Background(), p, func(r io.Reader, n string) (*Dataset, error) {
+		d, err := ReadTable(r, n, TableOptions{Header: true, Text: true})
+		if rerr := os.Rename(other, p); rerr != nil {
+			t.Fatal(rerr)
+		}
+		return d, err
+	})
+	sum := sha256.Sum256(old)
+	if err != nil || d.N != 2 || dg.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("got %d rows, %+v, %v; want the 2 rows and the hash of the file parsed", d.N, dg, err)
 	}
 }
