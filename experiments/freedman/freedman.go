@@ -325,6 +325,23 @@ func fitsInMemory(cfg *Config, workers int, avail int64) error {
 		cfg.Features, what, gigabytes(avail), map[bool]string{true: " or --workers", false: ""}[at > 1])
 }
 
+// cancellable returns f's result, or ctx's error as soon as ctx is done: the Gram matrices of
+// a large draw take seconds to minutes in BLAS, which cannot be interrupted, and a cancelled
+// run (SIGINT, SIGTERM) must not wait for them. An abandoned f runs to its end in the
+// background, its result dropped, so the draw's arithmetic (and so every result) is
+// unchanged.
+func cancellable[T any](ctx context.Context, f func() T) (T, error) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
 // gigabytes writes a byte count in GB.
 func gigabytes(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
 
@@ -332,13 +349,15 @@ func gigabytes(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
 func runCell(ctx context.Context, opt experiments.Options, cfg *Config, r int, m string, seed uint64, workers int) (experiments.CellResult, error) {
 	s := streamsOf(seed)
 	// Only cv10 draws the folds, from their own stream: the other methods' data is the same.
-	var data *dataset
 	label := fmt.Sprintf("freedman %s %s repeat %d", cfg.Variant, m, r)
+	draw := func() *dataset { return newDataset(cfg, s, m == methodCV10) }
 	if cfg.Data == dataAuthors {
-		data = newAuthorsDataset(cfg, uint32(r), s, m == methodCV10)
+		draw = func() *dataset { return newAuthorsDataset(cfg, uint32(r), s, m == methodCV10) }
 		label = fmt.Sprintf("freedman %s %s (authors' data, RandomState(%d)) repeat %d", cfg.Variant, m, r, r)
-	} else {
-		data = newDataset(cfg, s, m == methodCV10)
+	}
+	data, err := cancellable(ctx, draw)
+	if err != nil {
+		return experiments.CellResult{}, fmt.Errorf("%s: %w", label, err)
 	}
 	steps, eval := data.objective(m, cfg, s.langevin)
 	path, err := forwardSelect(ctx, cfg.Features, steps, workers, cfg.Data != dataAuthors, eval, func(step, feature int, objective float64) {

@@ -64,3 +64,20 @@ func TestSizesBeyondMemoryAreRefusedUpFront(t *testing.T) {
 		t.Errorf("the refusal took %v", d)
 	}
 }
+
+// Issue 52: a large draw ignored SIGTERM for as long as its Gram matrices took; a cancelled
+// cell now returns at once.
+func TestACancelledDrawReturnsAtOnce(t *testing.T) {
+	cfg := DefaultConfig(experiments.Quick)
+	cfg.Features, cfg.Methods = 1000, []string{methodValidation} // a draw of about 1.5 s
+	if err := cfg.Finish(experiments.Quick); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := runCell(ctx, experiments.Options{}, cfg, 0, methodValidation, 1, 1)
+	if d := time.Since(start); err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) || d > 500*time.Millisecond {
+		t.Errorf("after %v: %v; want the cancellation within 0.5 s", d, err)
+	}
+}
