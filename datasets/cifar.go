@@ -87,6 +87,7 @@ func readClassNames(r io.Reader, name string) ([]string, error) {
 	var names []string
 	blank := 0
 	seen := map[string]int{}
+	bud := newBudget(r)
 	for {
 		s, ok, err := lr.next()
 		if err != nil {
@@ -105,6 +106,9 @@ func readClassNames(r io.Reader, name string) ([]string, error) {
 		}
 		if prev, dup := seen[s]; dup {
 			return nil, lineErr(name, lr.line, "class name %q repeats line %d", clip(s), prev)
+		}
+		if err := bud.row(int64(len(s)) + 64); err != nil { // the name, in the slice and the map
+			return nil, budgetErr(name, lr.line, err)
 		}
 		seen[s] = lr.line
 		names = append(names, s)

@@ -418,7 +418,8 @@ func newTextColumns(width, target int, regression bool) *textColumns {
 }
 
 // missingValues are the spellings of a missing value in a table read with TableOptions.Text:
-// pandas.read_csv's default na_values (pandas 2), and "?" (UCI's and ARFF's).
+// those pandas.read_csv reads as NaN by default (the na_values entry of its documentation,
+// pandas 2.x; case-sensitive, as there), and "?" (UCI's and ARFF's).
 var missingValues = map[string]bool{
 	"": true, "?": true, "#N/A": true, "#N/A N/A": true, "#NA": true, "-1.#IND": true, "-1.#QNAN": true,
 	"-NaN": true, "-nan": true, "1.#IND": true, "1.#QNAN": true, "<NA>": true, "N/A": true, "NA": true,
