@@ -314,8 +314,11 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		// text, with its position, until the end.
 		size := 8 * int64(width)
 		if opt.Text {
+			// The arena's text and offsets, the row's position, and at the end its label
+			// and class index. Slices grow by doubling, so count them twice.
+			size += 2*16 + 16 + 8
 			for _, f := range rec {
-				size += int64(len(f)) + 40
+				size += 2 * (int64(len(f)) + 4)
 			}
 		}
 		if err := bud.row(size); err != nil {
@@ -395,26 +398,50 @@ func uniqueNames(c *csvReader, names []string) error {
 type position struct{ line, col int }
 
 // textColumns collects a table read with TableOptions.Text: every field as read, since
-// whether a column is text or numbers is known only at the end.
+// whether a column is text or numbers is known only at the end. The fields are kept in one
+// string (an arena) with their end offsets, a few bytes each beyond their text, so that a
+// large table holds little more than its own size.
 type textColumns struct {
 	width, target int
 	regression    bool
-	fields        []string   // row-major, width per row
-	pos           []position // per field
-	firstText     []int      // per column: index into fields of its first non-number, or -1
+	arena         strings.Builder
+	ends          []uint32   // per field: its end in arena (row-major, width per row)
+	rowPos        []position // per row: where its target field is
+	text          string     // the arena, once finished
+	firstText     []cell     // per column: its first non-number (row −1: none)
 	numbers       []int      // per column: how many fields are numbers
 	commas        []int      // per column: how many fields are numbers with a decimal comma
-	firstComma    []int      // per column: index into fields of the first of them, or -1
+	firstComma    []cell     // per column: the first of them (row −1: none)
 	missing       []int      // per column: how many fields are missing values
 }
 
+// cell is a field kept for an error message: where it is and what it holds.
+type cell struct {
+	row   int // 0-based data row, or −1
+	pos   position
+	value string
+}
+
 func newTextColumns(width, target int, regression bool) *textColumns {
-	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]int, width),
-		numbers: make([]int, width), commas: make([]int, width), firstComma: make([]int, width), missing: make([]int, width)}
+	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]cell, width),
+		numbers: make([]int, width), commas: make([]int, width), firstComma: make([]cell, width), missing: make([]int, width)}
 	for j := range t.firstText {
-		t.firstText[j], t.firstComma[j] = -1, -1
+		t.firstText[j].row, t.firstComma[j].row = -1, -1
 	}
 	return t
+}
+
+// rows is the number of rows added.
+func (t *textColumns) rows() int { return len(t.rowPos) }
+
+// field returns field j of row i, once finished.
+func (t *textColumns) field(i, j int) string {
+	k := i*t.width + j
+	start := uint32(0)
+	if k > 0 {
+		start = t.ends[k-1]
+	}
+	return t.text[start:t.ends[k]]
 }
 
 // missingValues are the spellings of a missing value in a table read with TableOptions.Text:
@@ -431,7 +458,7 @@ var missingValues = map[string]bool{
 func isMissing(f string) bool { return missingValues[f] }
 
 func (t *textColumns) add(c *csvReader, rec, names []string) error {
-	row := len(t.fields)/t.width + 1
+	row := t.rows() + 1
 	for j, f := range rec {
 		line, col := c.r.FieldPos(j)
 		if j == t.target && isMissing(f) {
@@ -442,8 +469,14 @@ func (t *textColumns) add(c *csvReader, rec, names []string) error {
 			return fieldErr(c.name, line, col, "target column %d (%s): missing %s value %q in data %s, expected a %s (drop or fill the row)",
 				j+1, columnName(names, j), what, f, rowNumber(row), map[bool]string{false: "label", true: "number"}[t.regression])
 		}
-		t.fields = append(t.fields, f)
-		t.pos = append(t.pos, position{line, col})
+		if t.arena.Len()+len(f) > math.MaxUint32 {
+			return fieldErr(c.name, line, col, "more than 4 GiB of fields held as text")
+		}
+		t.arena.WriteString(f)
+		t.ends = append(t.ends, uint32(t.arena.Len()))
+		if j == t.target {
+			t.rowPos = append(t.rowPos, position{line, col})
+		}
 		_, kind, err := classifyNumber(f)
 		switch {
 		case kind == numOK:
@@ -458,14 +491,15 @@ func (t *textColumns) add(c *csvReader, rec, names []string) error {
 		case j == t.target && t.regression:
 			return fieldErr(c.name, line, col, "target column %d (%s): %v", j+1, columnName(names, j), err)
 		default:
+			here := cell{row: row - 1, pos: position{line, col}, value: strings.Clone(f)}
 			if kind == numComma {
 				t.commas[j]++
-				if t.firstComma[j] < 0 {
-					t.firstComma[j] = len(t.fields) - 1
+				if t.firstComma[j].row < 0 {
+					t.firstComma[j] = here
 				}
 			}
-			if t.firstText[j] < 0 {
-				t.firstText[j] = len(t.fields) - 1
+			if t.firstText[j].row < 0 {
+				t.firstText[j] = here
 			}
 		}
 	}
@@ -479,19 +513,20 @@ func (t *textColumns) commaColumn(name string, names []string, j, n int) error {
 	if t.commas[j] == 0 || 2*(t.commas[j]+t.numbers[j]) <= n-t.missing[j] {
 		return nil
 	}
-	p, v := t.pos[t.firstComma[j]], t.fields[t.firstComma[j]]
+	p, v := t.firstComma[j].pos, t.firstComma[j].value
 	return fieldErr(name, p.line, p.col, "column %d (%s) holds numbers with decimal commas (%q, %d of its %d values): write them with decimal points (%q), e.g. by exporting the file with a point as the decimal separator",
 		j+1, columnName(names, j), clip(v), t.commas[j], n-t.missing[j], clip(commaToPoint(v)))
 }
 
 // finish fills ds's X, Features and labels.
 func (t *textColumns) finish(name string, names, featureNames []string, ds *Dataset) error {
-	n := len(t.fields) / t.width
+	n := t.rows()
+	t.text = t.arena.String()
 	ds.X = make([]float64, 0, n*(t.width-1))
 	index := make([]map[string]int, t.width) // category indices of the text feature columns
 	k := 0
 	for j := range t.width {
-		if t.firstText[j] >= 0 {
+		if t.firstText[j].row >= 0 {
 			if err := t.commaColumn(name, names, j, n); err != nil {
 				return err
 			}
@@ -501,18 +536,18 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 		}
 		f := Feature{Name: featureNames[k], Kind: Numeric}
 		k++
-		if t.firstText[j] < 0 {
+		if t.firstText[j].row < 0 {
 			ds.Features = append(ds.Features, f)
 			continue
 		}
 		var values []string
 		for i := range n {
-			if v := t.fields[i*t.width+j]; !isMissing(v) {
+			if v := t.field(i, j); !isMissing(v) {
 				values = append(values, v)
 			}
 		}
 		f.Kind, f.Categories = Nominal, slices.Compact(slices.Sorted(slices.Values(values)))
-		p, first := t.pos[t.firstText[j]], t.fields[t.firstText[j]]
+		p, first := t.firstText[j].pos, t.firstText[j].value
 		switch {
 		case len(f.Categories) > MaxCategories:
 			return fieldErr(name, p.line, p.col, "column %d (%s) holds text (%q) with %d distinct values, more than MaxCategories = %d: an identifier or free text, not a category; drop the column",
@@ -532,7 +567,7 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 			if j == t.target {
 				continue
 			}
-			v := t.fields[i*t.width+j]
+			v := t.field(i, j)
 			switch {
 			case isMissing(v):
 				ds.X = append(ds.X, math.NaN())
@@ -546,7 +581,7 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 	}
 	labels := make([]string, n)
 	for i := range n {
-		labels[i] = t.fields[i*t.width+t.target]
+		labels[i] = t.field(i, t.target)
 	}
 	if t.regression {
 		ds.Target = make([]float64, n)
@@ -555,14 +590,14 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 		}
 		return nil
 	}
-	if t.firstText[t.target] < 0 {
+	if t.firstText[t.target].row < 0 {
 		// Numbers only: integer codes are classes in numeric order, compared exactly (as
 		// float64, 9007199254740992 and 9007199254740993 would be one class); anything else
 		// is a continuous target.
 		for i, v := range labels {
 			c, ok := intLabel(v)
 			if !ok {
-				p := t.pos[i*t.width+t.target]
+				p := t.rowPos[i]
 				what := "the non-integer number"
 				if x, _ := parseNumber(v); x == math.Trunc(x) {
 					what = "a number not written as an exact integer,"
