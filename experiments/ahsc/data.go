@@ -224,7 +224,7 @@ func userProblem(ctx context.Context, opt experiments.Options, cfg *Config) (*pr
 	// do. The check does not open the file (opening a FIFO blocks until a writer comes).
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("ahsc: --data %s is not a regular file (%s): a run reads its data file again to resume and in every worker, so it must be a file on disk; save the data to a file and pass its path",
-			path, fi.Mode().Type())
+			path, fileKind(fi.Mode()))
 	}
 	read := func(r io.Reader, name string) (*datasets.Dataset, error) {
 		return datasets.ReadTable(r, name, datasets.TableOptions{Header: true, Target: target, Text: true})
@@ -272,6 +272,23 @@ func userProblem(ctx context.Context, opt experiments.Options, cfg *Config) (*pr
 		p.metric, p.label = convexity.Accuracy, "accuracy"
 	}
 	return p, nil
+}
+
+// fileKind names what a file that is not a regular one is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO or pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.Type().String()
 }
 
 // targetError names the target column in a refusal of the dataset, whose message names only
