@@ -44,6 +44,12 @@ func TestEstimatorArgumentsAreChecked(t *testing.T) {
 			_, err = im.Estimate(context.Background())
 			return err
 		}, "Alpha NaN"},
+		{"nil Bilevel", func() error { var b *Bilevel; _, err := b.Run(context.Background()); return err }, "nil *Bilevel"},
+		{"nil Bilevel InnerStep", func() error { var b *Bilevel; return b.InnerStep(context.Background(), 0) }, "nil *Bilevel"},
+		{"Bilevel with a nil chain", func() error {
+			b := &Bilevel{Chains: []*Chain{nil}, Lambda: []*tensor.Dense{r.lambda}, Outer: samplers.NewAdam(0.01), InnerSteps: 1, HyperSteps: 1, RiskLR: 0.1}
+			return b.InnerStep(context.Background(), 0)
+		}, "chain 0 lacks a problem"},
 		{"nil Unrolled", func() error { var u *Unrolled; _, err := u.Estimate(context.Background()); return err }, "not made by NewUnrolled"},
 	}
 	for _, c := range cases {
