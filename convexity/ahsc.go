@@ -294,6 +294,9 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 // examples of t.Train (all of them when rows ≤ 0): what ByHessian ranks by, and what a caller
 // compares μ against (experiments/premise).
 func NewTrainingCurvature(m layers.FeatureModel, t *Task, rows int) (*Curvature, error) {
+	if m == nil || t == nil || t.Train == nil || t.Train.N == 0 {
+		return nil, fmt.Errorf("convexity: NewTrainingCurvature needs a model and a task with training data (got a nil one)")
+	}
 	ds := t.Train
 	if rows <= 0 || rows > ds.N {
 		rows = ds.N

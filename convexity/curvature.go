@@ -2,6 +2,7 @@ package convexity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -67,11 +68,22 @@ func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
 	return c, nil
 }
 
-// Dim is the number of parameters.
-func (c *Curvature) Dim() int { return c.n }
+// errNilCurvature is what a Curvature's methods return when it was not made by NewCurvature.
+var errNilCurvature = errors.New("convexity: a nil Curvature, or one not made by NewCurvature")
+
+// Dim is the number of parameters (0 for a nil Curvature).
+func (c *Curvature) Dim() int {
+	if c == nil {
+		return 0
+	}
+	return c.n
+}
 
 // HVP returns H·v for a flat direction v.
 func (c *Curvature) HVP(ctx context.Context, v []float64) ([]float64, error) {
+	if c == nil || c.hvProg == nil {
+		return nil, errNilCurvature
+	}
 	if len(v) != c.n {
 		return nil, fmt.Errorf("convexity: direction of length %d for %d parameters", len(v), c.n)
 	}
@@ -86,6 +98,9 @@ func (c *Curvature) HVP(ctx context.Context, v []float64) ([]float64, error) {
 
 // LossGrad returns the loss and its flat gradient at the current parameters.
 func (c *Curvature) LossGrad(ctx context.Context) (float64, []float64, error) {
+	if c == nil || c.lgProg == nil {
+		return 0, nil, errNilCurvature
+	}
 	if err := c.lgProg.Run(ctx); err != nil {
 		return 0, nil, err
 	}
@@ -201,8 +216,11 @@ func normalize(v []float64) {
 // over the box C = {|y_i| ≤ ε(|θ_i| + 1)}, with the maximum approximated by steps of projected
 // sign-gradient ascent of size ε/4 (Keskar et al. used L-BFGS-B). The parameters are restored.
 func (c *Curvature) Sharpness(ctx context.Context, eps float64, steps int) (float64, error) {
-	if eps <= 0 || steps <= 0 {
-		return 0, fmt.Errorf("convexity: sharpness with ε = %v and %d steps", eps, steps)
+	if c == nil || c.hvProg == nil {
+		return 0, errNilCurvature
+	}
+	if !(eps > 0) || math.IsInf(eps, 0) || steps <= 0 { // NaN too
+		return 0, fmt.Errorf("convexity: sharpness with ε = %v and %d steps; want a finite ε > 0 and steps > 0", eps, steps)
 	}
 	theta := make([]float64, 0, c.n)
 	for _, v := range c.vals {

@@ -2,6 +2,7 @@ package convexity
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -41,4 +42,15 @@ func TestNilRandomSourcesAreErrors(t *testing.T) {
 	call("Curvature.Trace(nil)", func() error { _, err := c.Trace(context.Background(), nil, 4); return err })
 	call("Curvature.TopEigenvalue(nil)", func() error { _, _, err := c.TopEigenvalue(context.Background(), nil, 4, 1e-6); return err })
 	call("NewCurvature(nil param)", func() error { _, err := NewCurvature(nil, nil); return err })
+	call("Curvature.HVP", func() error { _, err := c.HVP(context.Background(), nil); return err })
+	call("Curvature.Sharpness", func() error { _, err := c.Sharpness(context.Background(), math.NaN(), 3); return err })
+	if c.Dim() != 0 {
+		t.Errorf("nil Curvature's Dim = %d", c.Dim())
+	}
+	var task *Task
+	call("(*Task)(nil).Fit", func() error { _, _, err := task.Fit(context.Background(), search.Config{}, 1, false); return err })
+	call("(*Task)(nil).Evaluate", func() error { return task.Evaluate(context.Background(), search.Config{}, 1).Err })
+	call("(*Task)(nil).CheckMemory", func() error { return task.CheckMemory(search.Config{}) })
+	call("Task{}.Objective()", func() error { _, err := (&Task{}).Objective()(context.Background(), search.Config{}, 1); return err })
+	call("NewTrainingCurvature(nil)", func() error { _, err := NewTrainingCurvature(nil, nil, 0); return err })
 }
