@@ -217,6 +217,9 @@ func DropoutMask(rng *rand.Rand, dt tensor.Dtype, keep float64, shape ...int) (*
 	if !(keep > 0 && keep <= 1) { // NaN too
 		return nil, fmt.Errorf("graph: Dropout keep probability %v outside (0, 1]", keep)
 	}
+	if rng == nil {
+		return nil, fmt.Errorf("graph: DropoutMask needs a random source (got nil)")
+	}
 	n := tensor.Shape(shape).TotalSize()
 	switch dt {
 	case tensor.Float64:
