@@ -33,6 +33,9 @@ type arffAttr struct {
 // index of their category, with the categories kept in Features. String, date, relational
 // attributes and sparse rows are not supported and give an error.
 func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	lr, err := newLineReader(r, name)
 	if err != nil {
 		return nil, err

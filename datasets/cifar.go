@@ -28,6 +28,9 @@ func cifar10Classes() []string {
 // standard CIFAR-10 names. Every label must index classes, and the input must be a whole
 // number of records.
 func ReadCIFAR10(r io.Reader, name string, classes []string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	if classes == nil {
 		classes = cifar10Classes()
 	}

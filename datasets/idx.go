@@ -3,6 +3,7 @@ package datasets
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"strconv"
 )
@@ -22,6 +23,9 @@ const (
 // Classes are "0" … the largest label. The counts in both headers must agree, be positive,
 // and each file must hold exactly the data its header announces.
 func ReadIDX(images io.Reader, imagesName string, labels io.Reader, labelsName string) (*Dataset, error) {
+	if err := errors.Join(nilInput(images, imagesName), nilInput(labels, labelsName)); err != nil {
+		return nil, err
+	}
 	return readIDX(images, imagesName, labels, labelsName, 0)
 }
 

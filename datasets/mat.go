@@ -342,6 +342,9 @@ func parseMATMatrix(content []byte, want map[string]bool) (*matVar, error) {
 // type, but every value must be a pixel value 0…255 (not NaN); every label must be an
 // integer 1…10. An error names the byte offset of the variable's element.
 func ReadSVHN(r io.Reader, name string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	bud := newBudget(r)
 	vars, end, err := readMAT(r, name, map[string]bool{"X": true, "y": true}, bud)
 	if err != nil {

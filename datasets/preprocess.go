@@ -135,8 +135,8 @@ func (e *OneHotEncoder) Dim() int {
 // Transform returns d one-hot encoded, with per-example shape [Dim()] and numeric features
 // named "feature=value" (the category name for nominal features).
 func (e *OneHotEncoder) Transform(d *Dataset) (*Dataset, error) {
-	if d == nil {
-		return nil, errors.New("datasets: OneHotEncoder.Transform: nil dataset")
+	if d == nil || e == nil {
+		return nil, errors.New("datasets: OneHotEncoder.Transform: nil dataset or encoder")
 	}
 	if d.D != len(e.Categories) {
 		return nil, fmt.Errorf("datasets: OneHotEncoder.Transform: %s has %d columns, the encoder was fitted on %d", d.Name, d.D, len(e.Categories))
@@ -259,6 +259,9 @@ func FitStandardizer(train *Dataset) (*Standardizer, error) {
 
 // Transform returns d standardized; d is not modified.
 func (s *Standardizer) Transform(d *Dataset) (*Dataset, error) {
+	if s == nil {
+		return nil, errors.New("datasets: Transform of a nil *Standardizer")
+	}
 	if err := requireNumeric(d, "Standardizer.Transform"); err != nil {
 		return nil, err
 	}

@@ -76,9 +76,24 @@ type input struct {
 	stop    func() bool
 }
 
+// errNilContext is what the Load functions return for a nil context (the context
+// package's rule is never to pass one; context.TODO is the placeholder).
+var errNilContext = errors.New("datasets: nil context.Context (pass context.Background() or context.TODO())")
+
+// nilInput is the error of a Read function given a nil reader, nil otherwise.
+func nilInput(r io.Reader, name string) error {
+	if r == nil {
+		return fmt.Errorf("datasets: reading %s from a nil io.Reader", name)
+	}
+	return nil
+}
+
 // openInput opens path for reading without blocking, makes its reads fail with ctx's error
 // once ctx is done, and, when h is not nil, writes every byte read into h.
 func openInput(ctx context.Context, path string, h io.Writer) (*input, bool, error) {
+	if ctx == nil {
+		return nil, false, errNilContext
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -147,6 +162,9 @@ type Digest struct {
 // to hash the file could). Bytes the parser leaves unread are read and hashed too, up to
 // MaxInputBytes. Reads stop when ctx is done.
 func LoadHashed(ctx context.Context, path string, read func(io.Reader, string) (*Dataset, error)) (*Dataset, Digest, error) {
+	if read == nil {
+		return nil, Digest{}, errors.New("datasets: LoadHashed with a nil read function")
+	}
 	h := sha256.New()
 	in, _, err := openInput(ctx, path, h)
 	if err != nil {

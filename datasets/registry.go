@@ -112,6 +112,9 @@ func Lookup(name string) (Info, bool) {
 // [LoadEmbedded]), which are byte-identical to the registered files. A file whose content
 // differs gives a [*ChecksumError]; a malformed one a [*ParseError].
 func Load(ctx context.Context, name, dir string) (train, test *Dataset, err error) {
+	if ctx == nil {
+		return nil, nil, errNilContext
+	}
 	in, ok := Lookup(name)
 	if !ok {
 		return nil, nil, fmt.Errorf("datasets: unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))

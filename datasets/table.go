@@ -87,6 +87,9 @@ func (c *csvReader) fieldErr(j int, format string, args ...any) *ParseError {
 // n_samples rows of n_features+1 fields. An error names the line and, for a bad value, its
 // column.
 func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	c, err := newCSVReader(r, name, ',')
 	if err != nil {
 		return nil, err
@@ -246,6 +249,9 @@ const MaxCategories = 1000
 // text. Features are named by the header or x0, x1, …. An error names the line and, for a
 // bad value, its column.
 func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	comma := opt.Comma
 	if comma == 0 {
 		comma = ','
