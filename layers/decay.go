@@ -36,6 +36,9 @@ type WeightDecay struct {
 // NewWeightDecay creates decay hyperparameters for targets (all of net's parameters when nil),
 // every λ initialized to init.
 func NewWeightDecay(net *Net, targets []*Param, scope DecayScope, init float64) (*WeightDecay, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	if targets == nil {
 		targets = net.Params()
 	}

@@ -24,6 +24,9 @@ type BasicBlock struct {
 // NewBasicBlock adds a block from in to out channels whose first convolution has the given
 // stride.
 func NewBasicBlock(net *Net, name string, in, out, stride int) (*BasicBlock, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	b := &BasicBlock{}
 	conv := func(suffix string, cin, cout, k, s, pad int) (*Conv2d, error) {
 		return NewConv2d(net, name+"."+suffix, cin, cout, k, k, Conv2dConfig{
@@ -109,6 +112,9 @@ type ResNet struct {
 
 // NewResNet builds a ResNet on net, with parameters named like torchvision's.
 func NewResNet(net *Net, cfg ResNetConfig) (*ResNet, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	if cfg.InChannels <= 0 || cfg.Classes <= 0 {
 		return nil, fmt.Errorf("layers: ResNet with %d input channels and %d classes", cfg.InChannels, cfg.Classes)
 	}
