@@ -374,3 +374,20 @@ func TestLoadHashedIsOfTheBytesParsedWhenTheFileIsReplaced(t *testing.T) {
 		t.Errorf("got %d rows, %+v, %v; want the 2 rows and the hash of the file parsed", d.N, dg, err)
 	}
 }
+
+// A semicolon-separated export (the usual one where the decimal separator is a comma) was
+// refused for a target column it has ("no target column "y" in the header (columns: a;b;y)"),
+// as if the column were missing; the error names the separator.
+func TestOtherSeparatorIsNamed(t *testing.T) {
+	in := "a;b;y\n0,5;1,5;0\n1,5;2,5;1\n"
+	for _, opt := range []TableOptions{{Header: true, Target: "y", Text: true}, {Header: true, Text: true}} {
+		_, err := ReadTable(strings.NewReader(in), "f.csv", opt)
+		if err == nil || !strings.Contains(err.Error(), `the file looks separated by ';', not by ','`) {
+			t.Errorf("target %q: got %v, want the separator named", opt.Target, err)
+		}
+	}
+	if _, err := ReadTable(strings.NewReader("a,b\n1,0\n"), "f.csv", TableOptions{Header: true, Target: "y"}); err == nil ||
+		strings.Contains(err.Error(), "looks separated") {
+		t.Errorf("a comma-separated file without the target: %v", err)
+	}
+}

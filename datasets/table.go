@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -74,6 +75,21 @@ func (c *csvReader) errf(format string, args ...any) *ParseError {
 func (c *csvReader) fieldErr(j int, format string, args ...any) *ParseError {
 	line, col := c.r.FieldPos(j)
 	return fieldErr(c.name, line, col, format, args...)
+}
+
+// otherSeparator explains a header read as one column that holds another common separator
+// (a semicolon-separated export, the usual one where the decimal separator is a comma), or
+// "" when it does not: the reader splits at comma only, so such a header is one column.
+func otherSeparator(names []string, comma rune) string {
+	if len(names) != 1 {
+		return ""
+	}
+	for _, sep := range []rune{';', '\t', '|', ','} {
+		if sep != comma && strings.ContainsRune(names[0], sep) {
+			return fmt.Sprintf("; the header is one column holding %q: the file looks separated by %q, not by %q as it is read (convert it)", sep, sep, comma)
+		}
+	}
+	return ""
 }
 
 // ReadSklearnCSV parses a CSV file in scikit-learn's bundled-data format (iris.csv,
@@ -292,11 +308,11 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		if opt.Target != "" {
 			target = slices.Index(names, opt.Target)
 			if target < 0 {
-				return nil, c.errf("no target column %q in the header (columns: %s)", opt.Target, clip(strings.Join(names, ", ")))
+				return nil, c.errf("no target column %q in the header (columns: %s)%s", opt.Target, clip(strings.Join(names, ", ")), otherSeparator(names, comma))
 			}
 		}
 		if width < 2 {
-			return nil, c.errf("header has %d column(s), expected at least one feature and the target", width)
+			return nil, c.errf("header has %d column(s), expected at least one feature and the target%s", width, otherSeparator(names, comma))
 		}
 	}
 	for {
