@@ -172,3 +172,68 @@ func TestEarlyAtEveryFidelity(t *testing.T) {
 		t.Errorf("without the flag the 20-epoch rung stopped early too (validation loss %v)", full.ValLoss)
 	}
 }
+
+// TestCandidateFit checks that a Candidate with its own Fit trains in place of the task's
+// loop: on the task's training data (every fold's own), for the epochs asked, whatever the
+// task's Holdout and early stopping; the task scores the model it leaves, and AHSC screens
+// through it.
+func TestCandidateFit(t *testing.T) {
+	ctx := context.Background()
+	task := mlpTask(6)
+	type call struct {
+		rows, epochs int
+	}
+	var calls []call
+	build := task.Build
+	task.Build = func(cfg search.Config, s uint64) (*Candidate, error) {
+		c, err := build(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		c.Optimizer = nil // never used
+		c.Fit = func(_ context.Context, data *datasets.Dataset, epochs int) error {
+			calls = append(calls, call{data.N, epochs})
+			// "training": the head's kernel set to one constant (equal logits), which the scores see
+			d := c.Model.Head().W.Value.Data().([]float64)
+			for i := range d {
+				d[i] = 0.1
+			}
+			return nil
+		}
+		return c, nil
+	}
+	task.Holdout = func(search.Config, *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset, *train.EarlyStopping, error) {
+		t.Fatal("Holdout called for a candidate with its own Fit")
+		return nil, nil, nil, nil
+	}
+	task.Early = &train.EarlyStopping{Monitor: "val_loss", Patience: 1}
+	cfg, err := (search.Random{}).Ask(rand.New(rand.NewPCG(2, 1)), task.Space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := task.Evaluate(ctx, cfg, 1)
+	if e.Err != nil {
+		t.Fatal(e.Err)
+	}
+	if len(calls) != 1 || calls[0] != (call{task.Train.N, task.Epochs}) {
+		t.Fatalf("Fit calls %v; want one on the %d training rows for %d epochs", calls, task.Train.N, task.Epochs)
+	}
+	// equal columns predict every class equally (up to the biases): log loss near log 3
+	if math.Abs(e.ValLoss-math.Log(3)) > 0.5 {
+		t.Errorf("validation loss %v; want about log 3 = %v from the constant head", e.ValLoss, math.Log(3))
+	}
+	calls = nil
+	a := &AHSC{Task: task, N1: 3, N2: 1}
+	if _, err := a.Run(ctx, rand.New(rand.NewPCG(3, 3)), task.Space, task.Objective()); err != nil {
+		t.Fatal(err)
+	}
+	oneEpoch := 0
+	for _, c := range calls {
+		if c.epochs == 1 {
+			oneEpoch++
+		}
+	}
+	if oneEpoch != 3 {
+		t.Errorf("AHSC's screenings: %d one-epoch fits, want 3 (calls %v)", oneEpoch, calls)
+	}
+}

@@ -35,6 +35,12 @@ type Candidate struct {
 	Model     layers.FeatureModel
 	Optimizer samplers.Optimizer
 	BatchSize int
+	// Fit, when set, trains Model itself in place of the task's training loop (package
+	// train, with Optimizer): on data, for at most epochs epochs, by its own rules — its
+	// own stopping rule and held-out data, as scikit-learn's MLPClassifier has them — so the
+	// task's Early, EarlyStop and Holdout do not apply. It leaves the trained weights in
+	// Model, which the task then scores and AHSC screens.
+	Fit func(ctx context.Context, data *datasets.Dataset, epochs int) error
 }
 
 // ErrTooBig is wrapped by the error Fit returns for a configuration whose estimated memory
@@ -224,7 +230,8 @@ func (t *Task) trial(ctx context.Context, f func(ctx context.Context) error) err
 }
 
 // Fit builds cfg and trains it for the given number of epochs (with the task's early stopping
-// when full is set), returning the trained candidate and its trainer. It is where every trial
+// when full is set; a Candidate with its own Fit trains by its own rules, full or not),
+// returning the trained candidate and its trainer. It is where every trial
 // trains, and enforces the task's limits: a configuration over MaxBytes (by Estimate) is
 // refused before it is built (ErrTooBig), and training longer than TrialTimeout is stopped
 // (ErrTrialTimeout). When ctx is cancelled, the error is ctx.Err().
@@ -270,6 +277,12 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 		return nil, nil, err
 	}
 	tr.ShareData(t.Data)
+	if c.Fit != nil {
+		if err := c.Fit(ctx, t.Train, epochs); err != nil {
+			return nil, nil, err
+		}
+		return c, tr, nil
+	}
 	tc := train.Config{Epochs: epochs, BatchSize: c.BatchSize, Seed: t.seedFor(cfg) ^ 0x7a11}
 	if full && t.Early != nil {
 		e := *t.Early

@@ -17,7 +17,8 @@ import (
 //
 //	flag:"n1"            the flag's name; the field's json tag must name it the same
 //	quick:"15" paper:"50" the field's default in each preset (default:"…" sets both)
-//	derived:"…"          for a zero default filled in by Finish from other fields: what it becomes
+//	derived:"…"          for a default that Finish resolves from other fields (a zero one, or a
+//	                     keyword such as auto): what it becomes
 //	usage:"…"            one line of help
 //	choices:"a,b,c"      the values a string (or each element of a list) may take
 //

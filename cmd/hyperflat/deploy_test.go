@@ -17,10 +17,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The deploy/ manifests are checked against schemas of our own (kubectl's client-side dry
-// run needs an API server): strict decoding into the subset of the Kubernetes and Katib
-// types they use rejects unknown or misspelt fields, and every hyperflat command in them is
-// parsed by the real flag parser.
+// The deploy/ manifests are checked here against schemas of our own — strict decoding into
+// the subset of the Kubernetes and Katib types they use rejects unknown or misspelt fields —
+// and every hyperflat command in them is parsed by the real flag parser, and the Katib trial
+// run. The module in deploy/ checks them against the real API types (k8s.io/api's batch/v1
+// Job, Katib's v1beta1 Experiment) and renders the Indexed Job for any number of shards.
 
 type k8sMeta struct {
 	Name      string            `yaml:"name"`

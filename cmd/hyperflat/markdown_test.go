@@ -180,3 +180,61 @@ func TestReportMarkdownTableC1(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownCommand checks the command a published page names: the import of its exports
+// and the report on that store where the directory holds exports, the command as given
+// elsewhere.
+func TestMarkdownCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--store", "/somewhere/grid.db", "--data-dir", "/data", "--markdown", dir}
+	if got, want := markdownCommand(args, dir), "hyperflat report --store /somewhere/grid.db --data-dir /data --markdown "+dir; got != want {
+		t.Errorf("without exports: %q, want %q", got, want)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runs", "ahsc-1.jsonl.gz"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "hyperflat import --store grid.db " + filepath.Join(dir, "runs", "*.jsonl.gz") +
+		" && hyperflat report --store grid.db --data-dir /data --markdown " + dir
+	for _, a := range [][]string{args, {"--store=/x.db", "--data-dir", "/data", "--markdown", dir}, {"--out", "/o", "--data-dir", "/data", "--markdown", dir}} {
+		if got := markdownCommand(a, dir); got != want {
+			t.Errorf("%v: %q, want %q", a, got, want)
+		}
+	}
+}
+
+// TestReplaceGeneratedBlock checks that only the marked block of a hand-written page is
+// rewritten, that rewriting it again changes nothing, and that a page without one pair of
+// markers is an error and left as it was.
+func TestReplaceGeneratedBlock(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "page.md")
+	page := "# Title\n\n" + generatedBegin + "\n\nold verdict\n\n" + generatedEnd + "\n\nHand-written.\n"
+	if err := os.WriteFile(p, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := replaceGeneratedBlock(p, "new verdict\n")
+	if err != nil || !changed {
+		t.Fatalf("changed %v, %v", changed, err)
+	}
+	b, _ := os.ReadFile(p)
+	if want := "# Title\n\n" + generatedBegin + "\n\nnew verdict\n\n" + generatedEnd + "\n\nHand-written.\n"; string(b) != want {
+		t.Errorf("page:\n%s\nwant:\n%s", b, want)
+	}
+	if changed, err := replaceGeneratedBlock(p, "new verdict"); err != nil || changed {
+		t.Errorf("the same verdict again: changed %v, %v", changed, err)
+	}
+	for _, bad := range []string{"# no markers\n", generatedEnd + "\n" + generatedBegin + "\n", generatedBegin + generatedEnd + generatedBegin + generatedEnd} {
+		if err := os.WriteFile(p, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := replaceGeneratedBlock(p, "v"); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+		if b, _ := os.ReadFile(p); string(b) != bad {
+			t.Errorf("%q rewritten to %q", bad, b)
+		}
+	}
+}

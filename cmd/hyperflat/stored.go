@@ -326,7 +326,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	defer st.Close()
 	if *markdown != "" {
-		return writeTable1(ctx, st, *run, datasets.ResolveDir(*dataDir), *markdown, "hyperflat "+strings.Join(append([]string{"report"}, args...), " "), stdout, stderr)
+		return writeTable1(ctx, st, *run, datasets.ResolveDir(*dataDir), *markdown, markdownCommand(args, *markdown), stdout, stderr)
 	}
 	res, _, err := experiments.Report(ctx, st, all.Experiments(), *run, datasets.ResolveDir(*dataDir))
 	if err != nil {

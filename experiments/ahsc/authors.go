@@ -47,25 +47,7 @@ const (
 // legacy Fisher–Yates of RandomState.shuffle, j = random_interval(i) for i = n−1 … 1
 // (numpy/random/mtrand.pyx _shuffle_raw; random_interval in distributions.c draws masked
 // 32-bit words, rejecting those above i).
-func npPermutation(seed uint32, n int) []int {
-	r := nprand.New(seed)
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	for i := n - 1; i > 0; i-- {
-		mask := uint32(i)
-		for s := uint(1); s < 32; s <<= 1 {
-			mask |= mask >> s
-		}
-		j := r.Uint32() & mask
-		for j > uint32(i) {
-			j = r.Uint32() & mask
-		}
-		p[i], p[j] = p[j], p[i]
-	}
-	return p
-}
+func npPermutation(seed uint32, n int) []int { return nprand.New(seed).Permutation(n) }
 
 // sklearnTrainTest is sklearn.model_selection.train_test_split(test_size=0.2,
 // random_state=seed, shuffle=True) without stratification, as bayesmark/sklearn_funcs.py
@@ -166,7 +148,10 @@ func AuthorsBayesmarkSpace() search.Space {
 	}
 }
 
-// AuthorsBayesmarkBuild builds MLPClassifier(solver="adam") for AuthorsBayesmarkSpace.
+// AuthorsBayesmarkBuild builds this package's MLP for AuthorsBayesmarkSpace
+// (--bayesmark-model hyperflat): BayesmarkBuild's model, trained by package train, its
+// early stopping the task's Holdout (sklearnHoldout). SklearnBayesmarkBuild is
+// scikit-learn's MLPClassifier itself, the authors' protocol's default.
 func AuthorsBayesmarkBuild(classes int, dt tensor.Dtype) Builder {
 	return mlpBuild(classes, dt, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
 		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
@@ -302,6 +287,9 @@ func authorsOpenMLSplit(data *datasets.Dataset, rng *rand.Rand, repeat int) (*sp
 func authorsTask(task *convexity.Task, p *problem, method string, weights uint64) {
 	switch p.group {
 	case bayesmark:
+		if p.sklearn {
+			break // the model holds out its own validation_fraction
+		}
 		task.Holdout = sklearnHoldout(weights)
 		for _, f := range task.Folds {
 			f.Holdout = task.Holdout
@@ -327,9 +315,14 @@ func isAHSC(method string) bool {
 func authorsProblem(opt experiments.Options, cfg *Config, p *problem, full *datasets.Dataset) {
 	if p.group == bayesmark {
 		p.space, p.build = AuthorsBayesmarkSpace(), AuthorsBayesmarkBuild(len(full.Classes), p.dtype)
+		model := "this package's MLP early-stopped on the held-out log loss"
+		if cfg.BayesmarkModel == bayesmarkSklearn {
+			p.build, p.sklearn = SklearnBayesmarkBuild(len(full.Classes), p.dtype), true
+			model = "scikit-learn's MLPClassifier(solver=adam, early_stopping=True) (package skmlp)"
+		}
 		p.describe = fmt.Sprintf("authors: train_test_split(test_size=0.2, random_state=0) for every repeat (Bayesmark's), raw features; "+
-			"the objective is cross_val_score's %d stratified folds (unshuffled) of the 80%%, each fit early-stopped on its own "+
-			"validation_fraction (searched, with tol); the selected configuration refitted on the 80%% and scored on the 20%%", cfg.Folds)
+			"the objective is cross_val_score's %d stratified folds (unshuffled) of the 80%%, each fit of %s early-stopped on its own "+
+			"validation_fraction (searched, with tol); the selected configuration refitted on the 80%% and scored on the 20%%", cfg.Folds, model)
 		// Drawn once, on the first call: cells call split concurrently (--workers).
 		var (
 			mu   sync.Mutex

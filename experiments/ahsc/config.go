@@ -82,6 +82,15 @@ type Config struct {
 	// flag existed used; Finish stores torch as "" (omitempty), so those runs keep their
 	// identity and resume with it.
 	Adam string `flag:"adam" json:"adam,omitempty" default:"hat" choices:"hat,torch" usage:"where ε enters Adam: hat (Keras's and scikit-learn's ε̂, as the authors' code) or torch (PyTorch's; the runs stored before this flag)"`
+	// BayesmarkModel is the model the Bayesmark sets train: sklearn is scikit-learn's
+	// MLPClassifier as Bayesmark's MLP-adam problem fits it (SklearnBayesmarkBuild, package
+	// skmlp; --protocol authors only), hyperflat this package's MLP trained by package train
+	// (the clean protocol's model, and the authors' before the flag). auto is sklearn under
+	// authors and hyperflat under clean. Finish stores hyperflat as "" (omitempty), and also
+	// sklearn when the run has no Bayesmark set, so that the runs stored before the flag keep
+	// their identity and resume with it, while a run of the sklearn model never shares an
+	// identity (and cells) with them.
+	BayesmarkModel string `flag:"bayesmark-model" json:"bayesmark-model,omitempty" default:"auto" derived:"sklearn under --protocol authors, hyperflat otherwise" choices:"auto,sklearn,hyperflat" usage:"the Bayesmark sets' model: sklearn (scikit-learn's MLPClassifier, as Bayesmark fits it; --protocol authors), hyperflat (this package's MLP) or auto (sklearn under authors, hyperflat under clean)"`
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
@@ -132,6 +141,21 @@ func (c *Config) Finish(string) error {
 	default:
 		return experiments.FlagErrorf("adam", "%q: want %s or %s", c.Adam, adamHat, adamTorch)
 	}
+	switch c.BayesmarkModel {
+	case bayesmarkAuto:
+		c.BayesmarkModel = ""
+		if c.Protocol == protocolAuthors {
+			c.BayesmarkModel = bayesmarkSklearn
+		}
+	case bayesmarkHyperflat:
+		c.BayesmarkModel = ""
+	case "", bayesmarkSklearn:
+	default:
+		return experiments.FlagErrorf("bayesmark-model", "%q: want auto, %s or %s", c.BayesmarkModel, bayesmarkSklearn, bayesmarkHyperflat)
+	}
+	if !slices.ContainsFunc(c.datasets(), func(d string) bool { return groupOf(d) == bayesmark }) {
+		c.BayesmarkModel = "" // no Bayesmark set: no model to choose
+	}
 	if c.TPEStartup == 0 {
 		c.TPEStartup = min(20, (2*c.Budget+2)/3)
 	}
@@ -173,6 +197,14 @@ func (c *Config) validate() error {
 	}
 	if c.Protocol != protocolClean && c.Protocol != protocolAuthors {
 		return experiments.FlagErrorf("protocol", "%q: want clean or authors", c.Protocol)
+	}
+	if c.BayesmarkModel == bayesmarkSklearn {
+		if c.Protocol != protocolAuthors {
+			return experiments.FlagErrorf("bayesmark-model", "sklearn applies to --protocol authors (the clean protocol searches its own space with the hyperflat model)")
+		}
+		if c.Adam == "" {
+			return experiments.FlagErrorf("adam", "torch does not apply to the sklearn model, whose Adam is scikit-learn's (ε̂); add --bayesmark-model hyperflat to resume a run stored before these flags")
+		}
 	}
 	if c.Dtype != "" && c.Dtype != dtypeFloat32 && c.Dtype != dtypeFloat64 {
 		return experiments.FlagErrorf("dtype", "%q: want float32, float64 or \"\" (each suite's own)", c.Dtype)

@@ -104,6 +104,9 @@ type problem struct {
 	describe string
 	// sha256 is the hash of a user's file ("" for a registry dataset).
 	sha256 string
+	// sklearn: the Bayesmark model is scikit-learn's MLPClassifier (SklearnBayesmarkBuild),
+	// which holds out its own early-stopping data.
+	sklearn bool
 }
 
 // The float types of Config.Dtype.

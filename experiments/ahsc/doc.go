@@ -71,7 +71,10 @@
 //   - Protocol (Config.Protocol): clean, described above, or authors, which reproduces the
 //     authors' code (authors.go): on Bayesmark one train_test_split(random_state=0) for every
 //     repeat, raw features, unshuffled stratified folds, scikit-learn's MLP space with tol
-//     and validation_fraction and its early stopping inside each fit, AHSC at 15 calls; on
+//     and validation_fraction, and by default (Config.BayesmarkModel, --bayesmark-model
+//     sklearn) scikit-learn's MLPClassifier itself as Bayesmark fits it (sklearn.go, package
+//     skmlp: its initialization, penalty, Adam, validation-accuracy early stopping), AHSC at
+//     15 calls; on
 //     OpenML a fixed 10-fold partition (repeat r selects on fold r mod 10), every column
 //     one-hot, micro-averaged ROC-AUC, early stopping on the training loss, selection on
 //     the test fold; on images selection on the test images and AHSC's finalists at 100

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -244,7 +245,7 @@ func writeFigure2Section(b *bytes.Buffer, t experiments.Table, runs []StoredRun)
 	}
 	for _, f := range figs {
 		file := figure2File(f.dataset, f.protocol)
-		fmt.Fprintf(b, "\n### %s, protocol %s (run %d)\n\n![Figure 2: %s, %s](%s)\n\n| method | median seconds | AHSC's share: median (min–max) | n |\n|---|---|---|---|\n",
+		fmt.Fprintf(b, "\n### %s, protocol %s (run %d)\n\n![Figure 2: %s, %s](%s)\n\n| method | median seconds [95%% interval] | AHSC's share: median (min–max) [95%% interval] | n |\n|---|---|---|---|\n",
 			f.dataset, f.protocol, f.run, f.dataset, f.protocol, filepath.ToSlash(file))
 		for k, m := range f.methods {
 			secs := f.values(k)
@@ -252,9 +253,12 @@ func writeFigure2Section(b *bytes.Buffer, t experiments.Table, runs []StoredRun)
 			if sh := f.shares(k); m != "ahsc" && len(sh) > 0 {
 				slices.Sort(sh)
 				cell = fmt.Sprintf("%.0f%% (%.0f–%.0f%%)", quantile(sh, 0.5), sh[0], sh[len(sh)-1])
+				if iv := ciOf(sh, stats.Median); !math.IsNaN(iv.Low) {
+					cell += fmt.Sprintf(" [%.0f, %.0f%%]", iv.Low, iv.High)
+				}
 			}
 			slices.Sort(secs)
-			fmt.Fprintf(b, "| %s | %s | %s | %d |\n", m, num(quantile(secs, 0.5), 1), cell, len(secs))
+			fmt.Fprintf(b, "| %s | %s | %s | %d |\n", m, num(quantile(secs, 0.5), 1)+ivText(ciOf(secs, stats.Median), 1), cell, len(secs))
 		}
 	}
 	if !slices.ContainsFunc(figs, func(f figure2Data) bool { return f.dataset == "vehicle" }) {

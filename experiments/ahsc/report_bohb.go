@@ -119,8 +119,9 @@ func writeAuthorsBOHB(b *bytes.Buffer, runs []StoredRun) {
 		if n == 1 {
 			repeats = "repeat"
 		}
-		s := fmt.Sprintf("%s, %d %s: found by a fit of at most 3 epochs in %d; that fit's selection ROC-AUC median %.3f, "+
-			"the full training's test ROC-AUC median %.3f, lower in %d", d, n, repeats, short, stats.Median(rung), stats.Median(refit), below)
+		s := fmt.Sprintf("%s, %d %s: found by a fit of at most 3 epochs in %d; that fit's selection ROC-AUC median %.3f%s, "+
+			"the full training's test ROC-AUC median %.3f%s, lower in %d", d, n, repeats, short, stats.Median(rung), ivText(ciOf(rung, stats.Median), 3),
+			stats.Median(refit), ivText(ciOf(refit, stats.Median), 3), below)
 		if mismatch > 0 {
 			s += fmt.Sprintf(" (%d more left out: their full training is not of the best rung's configuration, "+
 				"which the authors' BOHB would not do)", mismatch)

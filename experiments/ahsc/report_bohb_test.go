@@ -59,16 +59,17 @@ func TestAuthorsBOHBNote(t *testing.T) {
 	writeAuthorsBOHB(&b, []StoredRun{{ID: 1, Result: older}, {ID: 2, Result: vehicle}, {ID: 3, Result: clean}, {ID: 4, Result: iris}})
 	// repeats 0, 1, 3: epochs 1, 30, 3 → 2 at most 3; rungs 0.80, 0.75, 0.90 → 0.80;
 	// trainings 0.70, 0.90, 0.60 → 0.70; lower in 2.
-	for _, want := range []string{"kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600, " +
-		"the full training's test ROC-AUC median 0.700, lower in 0; ",
-		"vehicle, 3 repeats: found by a fit of at most 3 epochs in 2; that fit's selection ROC-AUC median 0.800, " +
-			"the full training's test ROC-AUC median 0.700, lower in 2 (1 more left out"} {
+	// (with the medians' bootstrap intervals: a value's own, or spanning the three)
+	for _, want := range []string{"kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600 [0.600, 0.600], " +
+		"the full training's test ROC-AUC median 0.700 [0.700, 0.700], lower in 0; ",
+		"vehicle, 3 repeats: found by a fit of at most 3 epochs in 2; that fit's selection ROC-AUC median 0.800 [0.750, 0.900], " +
+			"the full training's test ROC-AUC median 0.700 [0.600, 0.900], lower in 2 (1 more left out"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("note\n%s\nlacks %q", b.String(), want)
 		}
 	}
-	for _, not := range []string{"car", "iris", "kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600, " +
-		"the full training's test ROC-AUC median 0.700, lower in 0 ("} {
+	for _, not := range []string{"car", "iris", "kc1, 1 repeat: found by a fit of at most 3 epochs in 1; that fit's selection ROC-AUC median 0.600 [0.600, 0.600], " +
+		"the full training's test ROC-AUC median 0.700 [0.700, 0.700], lower in 0 ("} {
 		if strings.Contains(b.String(), not) {
 			t.Errorf("note names %q:\n%s", not, b.String())
 		}

@@ -135,7 +135,7 @@ func writeAuthorsParser(b *bytes.Buffer, runs []StoredRun) {
 				row = append(row, "–")
 				continue
 			}
-			cell := fmt.Sprintf("%.3f", stats.Median(v))
+			cell := fmt.Sprintf("%.3f", stats.Median(v)) + ivText(ciOf(v, stats.Median), 3)
 			if p, ok := paperTable1[d][m]; ok {
 				cell += fmt.Sprintf(" (%.3f)", p)
 			}

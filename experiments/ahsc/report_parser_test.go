@@ -71,7 +71,7 @@ func TestAuthorsParserTable(t *testing.T) {
 	var b bytes.Buffer
 	writeAuthorsParser(&b, []StoredRun{{ID: 1, Result: authors}, {ID: 2, Result: clean}})
 	// the median of 0.68 and 0.8
-	want := "| vehicle | 0.740 (0.885) n=2 | – | – | – | – | – |"
+	want := "| vehicle | 0.740 [0.680, 0.800] (0.885) n=2 | – | – | – | – | – |"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}

@@ -257,7 +257,8 @@ var cellColumns = []string{"model", "dataset", "status", "run", "preset", "varia
 	"minnorm_ckpt", "minnorm_ckpt_sd", "minnorm_ckpt_steps", "minnorm_ckpt_mean_step", "minnorm_final", "minnorm_final_replicate",
 	"eq1_val_acc", "eq7_val_acc", "eq1_peak_test_acc", "eq1_peak_step", "eq1_drop", "eq7_drop",
 	"spearman_rho", "spearman_p", "spearman_points", "top_zeta", "spearman_rho_top_zeta", "eq7_top_share", "oracle_top_share",
-	"wall_seconds", "cell_seconds", "seconds_per_inner_step"}
+	"wall_seconds", "cell_seconds", "seconds_per_inner_step",
+	"eq1_ci_low", "eq1_ci_high", "eq7_ci_low", "eq7_ci_high", "oracle_ci_low", "oracle_ci_high", "minnorm_ckpt_ci_low", "minnorm_ckpt_ci_high"}
 
 // textColumns are the columns of cellColumns that hold text.
 var textColumns = []string{"run", "preset", "variant", "zetas", "eq7_zetas", "oracle_zetas", "minnorm_ckpt_steps"}
@@ -300,6 +301,7 @@ func (sp *storedPair) cells() []any {
 	cfg, p := sp.cfg, sp.p
 	rows := p.rows()
 	mean := func(i int) (float64, float64) { return stats.Mean(rows[i].test), stats.StdDev(rows[i].test) }
+	ci := func(i int) stats.Interval { return meanCI(rows[i].test) }
 	var selZ, orZ, ckSteps []string
 	var d1, d7, steps, selTop, orTop []float64
 	top := func(f *fit) float64 { return map[bool]float64{true: 1}[f.zeta == p.topZeta] }
@@ -329,7 +331,8 @@ func (sp *storedPair) cells() []any {
 		ck, cks, strings.Join(ckSteps, " "), stats.Mean(steps), stats.Mean(rows[4].test), p.reps[p.finalRep].rep,
 		stats.Mean(rows[0].val), stats.Mean(rows[1].val), peak, peakStep, stats.Mean(d1), stats.Mean(d7),
 		p.all.rho, p.all.p, p.all.points, p.topZeta, p.top.rho, stats.Mean(selTop), stats.Mean(orTop),
-		sp.run.Wall.Seconds(), sp.run.CellSeconds, sp.perStep()}
+		sp.run.Wall.Seconds(), sp.run.CellSeconds, sp.perStep(),
+		ci(0).Low, ci(0).High, ci(1).Low, ci(1).High, ci(2).Low, ci(2).High, ci(3).Low, ci(3).High}
 }
 
 // drop is how far a fit's final test accuracy lies below its best hyper-step's (Figure 4.2:
@@ -385,13 +388,7 @@ func (t *TableC1) History() experiments.Table {
 // relative improvement (eq7 − heuristic) / heuristic in final test accuracy, with the columns
 // of Cells that hold Eq. 7's and the heuristic's accuracies; NaN without a pair.
 func Improvement(cells experiments.Table, eq7, heuristic string) (float64, int) {
-	var rel []float64
-	for i := range cells.Rows {
-		a, b := cells.Float(i, eq7), cells.Float(i, heuristic)
-		if !math.IsNaN(a) && !math.IsNaN(b) && b > 0 {
-			rel = append(rel, (a-b)/b)
-		}
-	}
+	rel := improvements(cells, eq7, heuristic)
 	return stats.Mean(rel), len(rel)
 }
 
@@ -417,10 +414,15 @@ const (
 func (t *TableC1) Markdown(command string) []byte {
 	cells := t.Cells()
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Table C.1 (PAC-Bayes weight decay), reproduced\n\nGenerated from the store by `%s`; do not edit by hand. "+
+	b.WriteString("# Table C.1 (PAC-Bayes weight decay), reproduced\n\n")
+	if v := verdict(cells); v != "" {
+		b.WriteString(v + "\n")
+	}
+	fmt.Fprintf(&b, "Generated from the store by `%s`; do not edit by hand. "+
 		"The experiment of Section 4.2 and Appendix C.2 of Cherian et al. (2020), as `weight_decay.py` in DEShawResearch/PACBayesHyperOpt runs it "+
 		"(see `go doc ./experiments/weightdecay`): per-parameter weight decays tuned on 50 validation images, by Eq. 1 (validation risk) or Eq. 7 "+
-		"(with the PAC-Bayes regularizer). Cells: the final test accuracy, mean ± standard deviation over replicates (initializations). "+
+		"(with the PAC-Bayes regularizer). Cells: the final test accuracy, mean ± standard deviation over replicates (initializations), "+
+		"with the bootstrap 95%% interval of the mean in brackets where there are two or more. "+
 		"Table C.1's own cells are not in the text of the paper available to this project, so there is no per-pair "+
 		"value to set beside ours: the main text gives the averaged headline, the "+
 		"validation accuracies and the signs checked below.\n", command)
@@ -444,6 +446,9 @@ func cellText(cells experiments.Table, i int, col string) string {
 	s := strconv.FormatFloat(m, 'f', 3, 64)
 	if v := cells.Float(i, col+"_sd"); cells.Column(col+"_sd") >= 0 && !math.IsNaN(v) {
 		s += " ± " + strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	if lo, hi := cells.Float(i, col+"_ci_low"), cells.Float(i, col+"_ci_high"); !math.IsNaN(lo) && !math.IsNaN(hi) {
+		s += " [" + strconv.FormatFloat(lo, 'f', 3, 64) + ", " + strconv.FormatFloat(hi, 'f', 3, 64) + "]"
 	}
 	return s
 }
@@ -537,11 +542,11 @@ func writeHeadline(b *strings.Builder, cells experiments.Table) {
 		"this heuristic\" (Section 4.2). Ours: the mean over the %d pairs measured of (Eq. 7 − heuristic) / heuristic.\n\n"+
 		"| | over min-norm, checkpoint selection | over min-norm, final-model selection | over Eq. 1 | paper |\n|---|---|---|---|---|\n", n)
 	for _, r := range headlineRows {
-		ck, _ := Improvement(cells, r.col, "minnorm_ckpt")
-		fin, _ := Improvement(cells, r.col, "minnorm_final")
-		e1, _ := Improvement(cells, r.col, "eq1")
-		fmt.Fprintf(b, "| %s | %s | %s | %s | +12%% (6 pairs; ζ by test error; reading not stated) |\n", r.label, pct(ck), pct(fin), pct(e1))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | +12%% (6 pairs; ζ by test error; reading not stated) |\n", r.label,
+			pctCI(cells, r.col, "minnorm_ckpt"), pctCI(cells, r.col, "minnorm_final"), pctCI(cells, r.col, "eq1"))
 	}
+	fmt.Fprintf(b, "\nIn brackets: bootstrap 95%% intervals of the mean over the pairs (percentile method, %d resamples, seed %d; "+
+		"stats.Bootstrap), as in the table's cells over the replicates (for two or more).\n", bootResamples, bootSeed)
 }
 
 func writeFigureTable(b *strings.Builder, cells experiments.Table) {

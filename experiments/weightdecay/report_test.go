@@ -85,7 +85,7 @@ func TestTableC1(t *testing.T) {
 	if len(cells.Rows) != len(Pairs) || tc.Measured() != 1 {
 		t.Fatalf("%d rows, %d measured; want 6 rows, 1 measured", len(cells.Rows), tc.Measured())
 	}
-	want := map[string]float64{"replicates": 2, "replicates_planned": 3, "eq1": 0.52, "eq1_sd": math.Sqrt(0.0008),
+	want := map[string]float64{"eq1_ci_low": 0.50, "eq1_ci_high": 0.54, "replicates": 2, "replicates_planned": 3, "eq1": 0.52, "eq1_sd": math.Sqrt(0.0008),
 		"eq7": 0.65, "oracle": 0.66, "minnorm_ckpt": 0.675, "minnorm_final": 0.54, "minnorm_final_replicate": 1,
 		"eq1_val_acc": 1, "eq7_val_acc": 1, "eq1_peak_test_acc": 0.65, "eq1_peak_step": 2, "eq1_drop": (0.2 + 0.11) / 2,
 		"eq7_drop": 0, "spearman_rho": 1, "spearman_points": 18, "top_zeta": 2, "spearman_rho_top_zeta": 1,
@@ -119,10 +119,14 @@ func TestTableC1(t *testing.T) {
 		t.Errorf("history has %d rows, want 3 ζ × 3 hyper-steps", len(h.Rows))
 	}
 	md := string(tc.Markdown("hyperflat report --markdown X"))
-	for _, w := range []string{"| linear / MNIST | 0.520 ± 0.028 | 0.650 ± 0.014 (ζ 1 2) | 0.660 ± 0.028 (ζ 2 2) | 0.675 ± 0.035 (hyper-steps 2 1) | 0.540 (replicate 1) | 2 of 3 (run 1) |",
+	// two replicates: a mean's bootstrap interval spans them (0.50 and 0.54 for Eq. 1)
+	for _, w := range []string{"| linear / MNIST | 0.520 ± 0.028 [0.500, 0.540] | 0.650 ± 0.014 [0.640, 0.660] (ζ 1 2) | " +
+		"0.660 ± 0.028 [0.640, 0.680] (ζ 2 2) | 0.675 ± 0.035 [0.650, 0.700] (hyper-steps 2 1) | 0.540 (replicate 1) | 2 of 3 (run 1) |",
+		"# Table C.1 (PAC-Bayes weight decay), reproduced\n\n**Verdict.** The paper's headline", "Eq. 7 (ζ by selection images) ends above Eq. 1 on 1 of 1 pairs.",
+		"0 of 1 pairs ran at the paper's budget",
 		"| ResNet-34 / CIFAR-10 | not yet run |", "| Eq. 7, ζ by selection images | -3.7% | +20.4% | +25.0% |",
 		"on 0 of 1 pairs read as checkpoint selection", "hyperflat report --markdown X", "| 1 | linear / MNIST | quick |", Figure42,
-		"| 2: linear / MNIST, offline, ζ 1,2 | 0.520 ± 0.028 |", Figure43Others} {
+		"| 2: linear / MNIST, offline, ζ 1,2 | 0.520 ± 0.028 [0.500, 0.540] |", Figure43Others} {
 		if !strings.Contains(md, w) {
 			t.Errorf("tablec1.md lacks %q:\n%s", w, md)
 		}

@@ -4,14 +4,16 @@
 // pair for the next call). Scripts that seed RandomState(0), such as the authors' freedman.py
 // in github.com/DEShawResearch/PACBayesHyperOpt, can then be rerun in Go on exactly their
 // data. Bit for bit includes the rounding of the C library's log inside the Gaussian, which
-// Go's math.Log does not share (log.go). Only what such scripts call is here: normal,
-// standard_normal and random_sample.
+// Go's math.Log does not share (log.go). Only what such scripts and scikit-learn's
+// MLPClassifier (package skmlp) call is here: normal, standard_normal, random_sample,
+// uniform, shuffle and permutation.
 //
 // The definitions followed are NumPy's C sources numpy/random/src/mt19937/mt19937.c
 // (mt19937_seed, mt19937_gen, the tempering of mt19937_next32),
 // numpy/random/src/legacy/legacy-distributions.c (legacy_double, legacy_gauss,
-// legacy_normal) and, for MT19937 itself, Matsumoto and Nishimura's reference mt19937ar.c
-// (init_genrand, genrand_int32).
+// legacy_normal), numpy/random/src/distributions/distributions.c (random_interval),
+// numpy/random/mtrand.pyx (uniform, shuffle, permutation) and, for MT19937 itself,
+// Matsumoto and Nishimura's reference mt19937ar.c (init_genrand, genrand_int32).
 package nprand
 
 import "math"
@@ -120,4 +122,47 @@ func (r *RandomState) NormalFill(dst []float64, loc, scale float64) {
 	for i := range dst {
 		dst[i] = r.Normal(loc, scale)
 	}
+}
+
+// Uniform is uniform(low, high) for one value: low + (high−low)·random_sample()
+// (random_uniform, with the range computed first, as RandomState.uniform passes it).
+func (r *RandomState) Uniform(low, high float64) float64 {
+	return low + (high-low)*r.Float64()
+}
+
+// Interval is random_interval(max) for max < 2³²: a 32-bit output masked to the smallest
+// mask of all ones covering max, redrawn until it is at most max; 0 without a draw for max 0.
+func (r *RandomState) Interval(max uint32) uint32 {
+	if max == 0 {
+		return 0
+	}
+	mask := max
+	for s := uint(1); s < 32; s <<= 1 {
+		mask |= mask >> s
+	}
+	v := r.Uint32() & mask
+	for v > max {
+		v = r.Uint32() & mask
+	}
+	return v
+}
+
+// ShuffleInts is shuffle(x) of a one-dimensional array (the legacy Fisher–Yates of
+// _shuffle_raw): for i = len(x)−1 … 1, x[i] is swapped with x[Interval(i)]. x must have
+// fewer than 2³² entries.
+func (r *RandomState) ShuffleInts(x []int) {
+	for i := len(x) - 1; i > 0; i-- {
+		j := r.Interval(uint32(i))
+		x[i], x[j] = x[j], x[i]
+	}
+}
+
+// Permutation is permutation(n): arange(n) shuffled by ShuffleInts.
+func (r *RandomState) Permutation(n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	r.ShuffleInts(p)
+	return p
 }
