@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hyperflat/hyperflat/graph"
 	G "gorgonia.org/gorgonia"
@@ -280,7 +281,7 @@ func NewBatchNorm(net *Net, name string, features int, cfg BatchNormConfig) (*Ba
 	if b.Eps == 0 {
 		b.Eps = 1e-3
 	}
-	if b.Momentum < 0 || b.Momentum >= 1 || b.Eps < 0 {
+	if !(b.Momentum >= 0 && b.Momentum < 1) || !(b.Eps >= 0) || math.IsInf(b.Eps, 0) { // NaN too
 		return nil, fmt.Errorf("layers: BatchNorm %s momentum %v, eps %v", name, b.Momentum, b.Eps)
 	}
 	var err error

@@ -110,6 +110,9 @@ type ResNet struct {
 	head   *Linear
 }
 
+// maxChannels bounds a ResNet's widest stage, so that no width overflows a channel count.
+const maxChannels = 1 << 20
+
 // NewResNet builds a ResNet on net, with parameters named like torchvision's.
 func NewResNet(net *Net, cfg ResNetConfig) (*ResNet, error) {
 	if net == nil || net.g == nil {
@@ -120,6 +123,11 @@ func NewResNet(net *Net, cfg ResNetConfig) (*ResNet, error) {
 	}
 	if cfg.Width <= 0 {
 		cfg.Width = 1
+	}
+	// A NaN or infinite width converted to channel counts is undefined (on amd64 one channel
+	// everywhere, silently); a huge one overflows them.
+	if !(cfg.Width*512 <= maxChannels) {
+		return nil, fmt.Errorf("layers: ResNet width multiplier %v; want a finite width with at most %d channels (512·width)", cfg.Width, maxChannels)
 	}
 	width := func(c int) int { return max(1, int(float64(c)*cfg.Width+0.5)) }
 	r := &ResNet{net: net}
