@@ -145,6 +145,11 @@ func (b *Bilevel) validate() error {
 	if !(b.RiskLR > 0) || math.IsInf(b.RiskLR, 0) || !(b.Zeta >= 0) || math.IsInf(b.Zeta, 0) { // NaN too
 		return fmt.Errorf("hypergrad: RiskLR %v must be positive and Zeta %v non-negative", b.RiskLR, b.Zeta)
 	}
+	for i, l := range b.Lambda {
+		if l == nil {
+			return fmt.Errorf("hypergrad: λ tensor %d is nil", i)
+		}
+	}
 	if b.Bounds != nil {
 		if len(b.Bounds) != len(b.Lambda) {
 			return fmt.Errorf("hypergrad: %d bounds for %d λ tensors", len(b.Bounds), len(b.Lambda))

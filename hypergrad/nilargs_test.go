@@ -50,6 +50,12 @@ func TestEstimatorArgumentsAreChecked(t *testing.T) {
 			b := &Bilevel{Chains: []*Chain{nil}, Lambda: []*tensor.Dense{r.lambda}, Outer: samplers.NewAdam(0.01), InnerSteps: 1, HyperSteps: 1, RiskLR: 0.1}
 			return b.InnerStep(context.Background(), 0)
 		}, "chain 0 lacks a problem"},
+		{"Bilevel with a nil λ", func() error {
+			b := &Bilevel{Chains: []*Chain{{Problem: r.problem, Inner: samplers.NewAdam(0.05)}}, Lambda: []*tensor.Dense{nil},
+				Outer: samplers.NewAdam(0.01), InnerSteps: 1, HyperSteps: 1, RiskLR: 0.1, Bounds: []Bound{NonNegative}}
+			_, err := b.Run(context.Background())
+			return err
+		}, "λ tensor 0 is nil"},
 		{"nil Regularizer", func() error { var r *Regularizer; return r.Add(1) }, "nil *Regularizer"},
 		{"Regularizer Zeta NaN", func() error { r := &Regularizer{Zeta: math.NaN()}; return r.Add(1) }, "Zeta NaN"},
 		{"nil Unrolled", func() error { var u *Unrolled; _, err := u.Estimate(context.Background()); return err }, "not made by NewUnrolled"},
