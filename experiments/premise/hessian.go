@@ -45,7 +45,7 @@ func measureHessian(ctx context.Context, hvp hvpFunc, n int, rng *rand.Rand, opt
 		if err != nil {
 			return hessian{}, err
 		}
-		m, err := exactMeasures(h)
+		m, err := exactMeasuresCancellable(ctx, h)
 		m.Products = n
 		return m, err
 	}
@@ -103,6 +103,28 @@ func exactHessian(ctx context.Context, hvp hvpFunc, n int) (*mat.SymDense, error
 		}
 	}
 	return h, nil
+}
+
+// exactMeasuresCancellable is exactMeasures, or ctx's error as soon as ctx is done: the
+// eigendecomposition cannot be interrupted, and at the flag's bound (20,000 parameters) it
+// takes many minutes, which a cancelled run (SIGINT, SIGTERM) must not wait for. An abandoned
+// decomposition runs to its end in the background, its result dropped.
+func exactMeasuresCancellable(ctx context.Context, h *mat.SymDense) (hessian, error) {
+	type result struct {
+		m   hessian
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := exactMeasures(h)
+		done <- result{m, err}
+	}()
+	select {
+	case r := <-done:
+		return r.m, r.err
+	case <-ctx.Done():
+		return hessian{}, ctx.Err()
+	}
 }
 
 // exactMeasures are H's trace, Frobenius norm and largest eigenvalue.

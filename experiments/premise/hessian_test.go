@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
@@ -229,5 +230,26 @@ func TestExactHessiansBeyondMemoryAreRefusedUpFront(t *testing.T) {
 	}
 	if err := exactFitsInMemory(1000, 30, 16, 2*gib); err != nil {
 		t.Errorf("the paper's 1000 on 2 GiB: %v", err)
+	}
+}
+
+// Issue 52 (class 2): the exact Hessian's eigendecomposition (many minutes at the
+// --exact-params bound) ignored a cancellation (SIGTERM) until it ended; the measure returns
+// the cancellation at once.
+func TestACancelledEigendecompositionReturnsAtOnce(t *testing.T) {
+	const n = 900 // a decomposition of about a second (2.7 s at 1200 on this project's CI machine)
+	h := mat.NewSymDense(n, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		for j := i; j < n; j++ {
+			h.SetSym(i, j, rng.NormFloat64())
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := exactMeasuresCancellable(ctx, h)
+	if d := time.Since(start); err == nil || d > 300*time.Millisecond {
+		t.Errorf("after %v: %v; want the cancellation within 0.3 s", d, err)
 	}
 }
