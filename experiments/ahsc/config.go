@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/search"
 )
 
 // Config is the whole protocol of one run. The paper preset is Section 4's: 20 repeats, 30
@@ -32,6 +33,14 @@ type Config struct {
 	Data string `flag:"data" json:"data" default:"" usage:"a CSV, TSV or ARFF file to use instead of --dataset"`
 	// Target is the class column of Data; "" is its last column.
 	Target string `flag:"target" json:"target" default:"" usage:"the class column of --data (\"\": the last column)"`
+	// Space is a user's search space file (YAML or JSON; see search.ParseSpaceFile) for
+	// Data's model, or, in `hyperflat trial`, for one dataset's; Finish makes the path
+	// absolute and reads the file into userSpace. A run on the paper's datasets searches
+	// Table 2's spaces, the ones their paper values come from (plan refuses --space there).
+	// The path is in the run's identity (omitempty keeps the identity of runs stored before
+	// the flag existed), the hash of the parsed space in every cell's configuration: a resume
+	// or a worker that reads another space is refused, as for Data.
+	Space string `flag:"space" json:"space,omitempty" default:"" usage:"a YAML or JSON search space replacing Table 2's, with --data only (README: Your own table and search space)"`
 	// Metric is Data's metric: auto is ROC-AUC for two classes (as the OpenML sets) and
 	// accuracy for more.
 	Metric string `flag:"metric" json:"metric" default:"auto" choices:"auto,auc,accuracy" usage:"metric for --data"`
@@ -94,6 +103,12 @@ type Config struct {
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
+
+	// userSpace is the parsed Space file (nil without one).
+	userSpace *search.SpaceFile
+	// trial: the configuration of `hyperflat trial` (TrialConfig), which may take a Space
+	// for a paper dataset.
+	trial bool
 }
 
 // The values of Config.Adam.
@@ -244,7 +259,7 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	return nil
+	return c.loadSpace()
 }
 
 // datasets lists the datasets a run covers.

@@ -143,6 +143,12 @@ func loadProblem(ctx context.Context, opt experiments.Options, cfg *Config, name
 		return nil, err
 	}
 	p.build = cfg.adamForm(p.build)
+	if sf := cfg.userSpace; sf != nil {
+		// Finish checked it against this model (modelHypers): the builder and the memory
+		// estimate read it as they read the built-in space.
+		p.space = sf.Space
+		p.describe += "; the space of " + filepath.Base(sf.File) + ": " + sf.Space.Describe()
+	}
 	return p, nil
 }
 

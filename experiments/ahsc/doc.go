@@ -26,6 +26,15 @@
 //     Configurations are always selected on validation data, never on the test split,
 //     whereas the authors' OpenML and image code scores every candidate on the test data
 //     directly (hpobench/util/eval.py, image/src/util.py).
+//   - Search space. Table 2's (models.go), or on a user's table a user's own (Config.Space,
+//     `--space FILE`, YAML or JSON; search.ParseSpaceFile): the OpenML MLP's depth,
+//     log2_width (or width), log2_batch_size (or batch_size) and log10_learning_rate (or
+//     learning_rate), each as a dimension the builder can read (space.go: an integer as int
+//     or integer choices, a real as float, int or numeric choices) within what it can build. `hyperflat trial` also takes one for a paper
+//     dataset's model (clean protocol). The file's path is in the run's identity and the
+//     hash of the parsed space (search.Space.Hash) in every cell's configuration, so a resume
+//     or a worker that reads another space refuses, one that reads the same space rewritten
+//     does not.
 //   - Every method spends its budget through the same objective, one convexity.Task per
 //     repeat (Task.Objective): train the configuration (within a repeat, a configuration
 //     always starts from the same initial weights) for up to Config.Epochs epochs
