@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -272,6 +271,13 @@ func SaveScatterPNG(dir, name string, p Panel) (string, error) {
 // axes, into a column added on the right as wide as the widest legend, so that it covers no data;
 // a title too wide for the figure is set smaller rather than clipped.
 func SavePlots(dir, name string, w, h vg.Length, plots ...*plot.Plot) (string, error) {
+	path, err := artifactPath(dir, name)
+	if err != nil {
+		return "", err
+	}
+	if len(plots) == 0 {
+		return "", fmt.Errorf("experiments: %s: no plots to draw", name)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -304,7 +310,6 @@ func SavePlots(dir, name string, w, h vg.Length, plots ...*plot.Plot) (string, e
 			legends[i].Draw(lc)
 		}
 	}
-	path := filepath.Join(dir, name)
 	return path, WriteArtifact(path, func(w io.Writer) error {
 		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
 		return err

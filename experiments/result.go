@@ -225,7 +225,10 @@ func (r *Result) SaveTables(dir string) error {
 		return err
 	}
 	for _, t := range r.Tables {
-		p := filepath.Join(dir, t.Name+".csv")
+		p, err := artifactPath(dir, t.Name+".csv")
+		if err != nil {
+			return err
+		}
 		if err := WriteArtifact(p, func(w io.Writer) error { return t.WriteCSV(w) }); err != nil {
 			return err
 		}
@@ -234,6 +237,16 @@ func (r *Result) SaveTables(dir string) error {
 	p := filepath.Join(dir, "result.json")
 	r.Artifacts = append(r.Artifacts, p)
 	return WriteArtifact(p, func(w io.Writer) error { return r.Write(w, "json") })
+}
+
+// artifactPath is dir/name for an output file, or an error when name is not one plain file
+// name: names are made of what a store holds (a dataset named in an imported run's options,
+// say), and an output stays in the folder the user named.
+func artifactPath(dir, name string) (string, error) {
+	if !filepath.IsLocal(name) || filepath.Base(name) != name {
+		return "", fmt.Errorf("experiments: output file name %q would leave %s", name, dir)
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // WriteArtifact writes an output file (a table, a figure) at path with write: into a

@@ -130,6 +130,25 @@ func replaceGeneratedBlock(path, content string) (bool, error) {
 	return true, experiments.WriteArtifact(path, func(w io.Writer) error { _, err := io.WriteString(w, out); return err })
 }
 
+// readAuthorsOutputs reads the authors' stored Bayesmark outputs re-scored
+// (ahsc.AuthorsBayesmarkCommand writes them beside the pages); nil where the directory has
+// none, so that a report into another directory needs no fetched copy of their repository.
+func readAuthorsOutputs(path string) (*ahsc.AuthorsOutputs, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ao, err := ahsc.ReadAuthorsOutputs(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ao, nil
+}
+
 // exportStore is the store the published pages' command imports the exports into.
 const exportStore = "grid.db"
 
@@ -194,7 +213,11 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		}
 		runs = append(runs, sr)
 	}
-	md, err := ahsc.Table1Markdown(command, inProgress, runs...)
+	ao, err := readAuthorsOutputs(filepath.Join(dir, "authors_bayesmark.csv"))
+	if err != nil {
+		return fail(err)
+	}
+	md, err := ahsc.Table1Markdown(command, inProgress, ao, runs...)
 	if err != nil {
 		return fail(err)
 	}
@@ -233,7 +256,7 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 	}
 	// ahsc-protocol.md is written by hand but opens with a generated verdict: rewrite its
 	// marked block where the page is in DIR (docs/reproduction), and leave the rest alone.
-	if verdict, err := ahsc.ProtocolVerdict(runs...); err != nil {
+	if verdict, err := ahsc.ProtocolVerdict(ao, runs...); err != nil {
 		return fail(err)
 	} else if p := filepath.Join(dir, "ahsc-protocol.md"); verdict != "" {
 		switch changed, err := replaceGeneratedBlock(p, verdict); {

@@ -110,7 +110,7 @@ func TestEqualBudget(t *testing.T) {
 		t.Errorf("iris scored at %d calls, want 3", k)
 	}
 
-	md, err := Table1Markdown("hyperflat report", nil, sr)
+	md, err := Table1Markdown("hyperflat report", nil, nil, sr)
 	if err != nil {
 		t.Fatal(err)
 	}

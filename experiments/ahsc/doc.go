@@ -56,7 +56,9 @@
 //     bbo_challenge/strong_convexity/optimizer.py, is another algorithm, offered as the
 //     method ahsc-bbo on the Bayesmark sets (bbo.go): 15 calls, each screening 30 fresh
 //     configurations on the breast-cancer table whatever the dataset (min over batches,
-//     −1/m, a Keras one-layer softmax net) and evaluating the lowest. Failed trials and screenings count against the budget and are listed with
+//     −1/m, a Keras one-layer softmax net) and evaluating the lowest; Config.BBOScreen
+//     (--bbo-screen) replaces its reduction over batches by the maximum or the minimum over
+//     the full batches. Failed trials and screenings count against the budget and are listed with
 //     their reasons. The table screenings lists every screening of the AHSC variants (its
 //     score, why it was dropped, and for the trained ones the validation objective and test
 //     metric), which ahsc_mu_DATASET.png plots: μ against the trained configurations' test
@@ -77,6 +79,9 @@
 //     bayesmark_reference lists opt and clip, the table evaluations every call (BOHB's
 //     lower rungs as rows of fidelity < 1, which the score leaves out), so a run can be
 //     re-scored and BOHB's choices rechecked. One search serves both cases (Bayesmark runs one per case).
+//     The same scorer reads Bayesmark's own output folders (bmread.go, bmscore.go: `hyperflat
+//     bayesmark score`), and WriteBayesmark (bmwrite.go: run or report --bayesmark-out)
+//     writes a run's Bayesmark cells in Bayesmark's layout, each run as one study per case.
 //   - Protocol (Config.Protocol): clean, described above, or authors, which reproduces the
 //     authors' code (authors.go): on Bayesmark one train_test_split(random_state=0) for every
 //     repeat, raw features, unshuffled stratified folds, scikit-learn's MLP space with tol
