@@ -49,6 +49,9 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 	if ds == nil || ds.N == 0 {
 		return 0, fmt.Errorf("convexity: no data")
 	}
+	if m == nil {
+		return 0, fmt.Errorf("convexity: StrongConvexity of a nil model")
+	}
 	bs := opt.BatchSize
 	if bs <= 0 || bs > ds.N {
 		bs = ds.N

@@ -142,11 +142,19 @@ type HyperStep struct {
 }
 
 func (b *Bilevel) validate() error {
+	if b == nil {
+		return fmt.Errorf("hypergrad: a nil *Bilevel")
+	}
 	if len(b.Chains) == 0 || b.Outer == nil || b.InnerSteps <= 0 || b.HyperSteps <= 0 {
 		return fmt.Errorf("hypergrad: Bilevel needs chains, an outer optimizer and positive step counts")
 	}
-	if b.RiskLR <= 0 || b.Zeta < 0 {
+	if !(b.RiskLR > 0) || math.IsInf(b.RiskLR, 0) || !(b.Zeta >= 0) || math.IsInf(b.Zeta, 0) { // NaN too
 		return fmt.Errorf("hypergrad: RiskLR %v must be positive and Zeta %v non-negative", b.RiskLR, b.Zeta)
+	}
+	for i, l := range b.Lambda {
+		if l == nil {
+			return fmt.Errorf("hypergrad: λ tensor %d is nil", i)
+		}
 	}
 	if b.Bounds != nil {
 		if len(b.Bounds) != len(b.Lambda) {
@@ -366,8 +374,11 @@ func (b *Bilevel) parallel(f func(ci int) error) error {
 // outer steps: the unit that dominates Run's cost, for timing and profiling it alone. The
 // first call validates and compiles; a later Run compiles afresh.
 func (b *Bilevel) InnerStep(ctx context.Context, t int) error {
+	if b == nil || len(b.Chains) == 0 {
+		return b.validate()
+	}
 	for _, c := range b.Chains {
-		if c != nil && c.prog == nil {
+		if c == nil || c.prog == nil {
 			if err := b.validate(); err != nil {
 				return err
 			}
@@ -387,7 +398,12 @@ func (b *Bilevel) InnerStep(ctx context.Context, t int) error {
 
 // Program is chain ci's compiled inner-step program once InnerStep or Run has prepared it
 // (nil before), for per-op profiles.
-func (b *Bilevel) Program(ci int) *graph.Program { return b.Chains[ci].prog }
+func (b *Bilevel) Program(ci int) *graph.Program {
+	if b == nil || ci < 0 || ci >= len(b.Chains) || b.Chains[ci] == nil {
+		return nil
+	}
+	return b.Chains[ci].prog
+}
 
 // Run performs HyperSteps outer iterations and returns their records.
 func (b *Bilevel) Run(ctx context.Context) ([]HyperStep, error) {

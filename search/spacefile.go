@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -49,7 +50,7 @@ func (e *SpaceError) Error() string {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
 	if e.Field != "" {
-		b.WriteString(": " + e.Field)
+		b.WriteString(": " + clipText(e.Field))
 	}
 	return b.String() + ": " + e.Msg
 }
@@ -70,8 +71,17 @@ func (f *SpaceFile) Errorf(i int, field, format string, a ...any) error {
 	return &SpaceError{File: f.File, Line: f.Lines[i], Field: name, Msg: fmt.Sprintf(format, a...)}
 }
 
-// ReadSpaceFile reads and validates a space file of at most MaxSpaceFileBytes.
+// ReadSpaceFile reads and validates a space file: a regular file of at most MaxSpaceFileBytes.
 func ReadSpaceFile(path string) (*SpaceFile, error) {
+	// Checked before the open, which waits for a writer on a FIFO, beyond the reach of
+	// signals; a device could give endless bytes or none.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &SpaceError{File: path, Msg: fmt.Sprintf("is not a regular file (mode %v): a space file is a file on disk, read again when a run resumes", fi.Mode().Type())}
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -200,7 +210,7 @@ func parseParam(file string, i int, n *yaml.Node) (Param, error) {
 	case "categorical":
 		p.Kind = Categorical
 	default:
-		return p, fail(typ, "type", "%q: want float, int or categorical", typ.Value)
+		return p, fail(typ, "type", "%s: want float, int or categorical", quoteClipped(typ.Value))
 	}
 	if p.Kind == Categorical {
 		for _, f := range []string{"low", "high", "log"} {
@@ -224,7 +234,7 @@ func parseParam(file string, i int, n *yaml.Node) (Param, error) {
 				return p, fail(c, "choices", "want a number or a word, not %s", kindName(c))
 			}
 			if seen[c.Value] {
-				return p, fail(c, "choices", "repeats %q", c.Value)
+				return p, fail(c, "choices", "repeats %s", quoteClipped(c.Value))
 			}
 			seen[c.Value] = true
 			p.Choices = append(p.Choices, c.Value)
@@ -245,7 +255,7 @@ func parseParam(file string, i int, n *yaml.Node) (Param, error) {
 			return p, fail(v, f, "%v", err)
 		}
 		if p.Kind == Int && x != math.Trunc(x) {
-			return p, fail(v, f, "%s: an int dimension has integer bounds", v.Value)
+			return p, fail(v, f, "%s: an int dimension has integer bounds", clipText(v.Value))
 		}
 		if f == "low" {
 			p.Low, lowNode = x, v
@@ -299,10 +309,10 @@ func finite(n *yaml.Node) (float64, error) {
 	}
 	var x float64
 	if err := n.Decode(&x); err != nil {
-		return 0, fmt.Errorf("%q: %v", n.Value, err)
+		return 0, fmt.Errorf("%s: %v", quoteClipped(n.Value), err)
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("%s: want a finite number", n.Value)
+		return 0, fmt.Errorf("%s: want a finite number", clipText(n.Value))
 	}
 	return x, nil
 }
@@ -318,9 +328,34 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "null"
 		}
-		return strconv.Quote(n.Value)
+		return quoteClipped(n.Value)
 	}
 	return "an alias or an empty document"
+}
+
+// maxQuoted is the most bytes of a file's text that a message repeats: a wrong file (a data
+// set given as --space) would otherwise put megabytes of it into one error.
+const maxQuoted = 80
+
+// clipText is s, cut to about maxQuoted bytes (at a character boundary) with "…" when longer.
+func clipText(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// quoteClipped is s quoted, clipped as clipText clips it.
+func quoteClipped(s string) string {
+	c := clipText(s)
+	if c == s {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.TrimSuffix(c, "…")) + "…"
 }
 
 // canonicalParam is the JSON form of a Param that Canonical writes.

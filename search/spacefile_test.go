@@ -116,3 +116,13 @@ func TestSpaceFileNamesAnUnnamedDimensionByIndex(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// Issue 52 (class 3): a wrong file's text was quoted whole in the message.
+func TestSpaceFileMessagesQuoteClipped(t *testing.T) {
+	for _, text := range []string{strings.Repeat("x", 100000), "parameters:\n  - {name: a, type: " + strings.Repeat("é", 50000) + "}\n"} {
+		_, err := ParseSpaceFile("s.yaml", []byte(text))
+		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "…") {
+			t.Errorf("a long value: %d bytes of message: %.300s", len(err.Error()), err)
+		}
+	}
+}

@@ -82,12 +82,39 @@ const (
 	generatedEnd   = "<!-- end of the generated block -->"
 )
 
+// maxPageBytes bounds a hand-written page that report --markdown reads to rewrite its block
+// (ahsc-protocol.md is about 30 kB).
+const maxPageBytes = 16 << 20
+
+// readPage reads a page to rewrite, refusing what is not a regular file (checked before it is
+// opened: opening a FIFO waits for a writer, beyond the reach of signals) or is larger than
+// maxPageBytes.
+func readPage(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (mode %v): a page to rewrite must be a file on disk", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPageBytes+1))
+	if err == nil && len(b) > maxPageBytes {
+		err = fmt.Errorf("%s: more than %d MiB, not a page to rewrite", path, maxPageBytes>>20)
+	}
+	return b, err
+}
+
 // replaceGeneratedBlock rewrites the text between the page's markers with content and
 // reports whether the page changed. A page without exactly one pair of markers, in order,
 // is an error naming them: the block is never guessed, so hand-written text is never
 // overwritten.
 func replaceGeneratedBlock(path, content string) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPage(path)
 	if err != nil {
 		return false, err
 	}
