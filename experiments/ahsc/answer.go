@@ -27,11 +27,12 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 		cols = slices.DeleteFunc(cols, func(c string) bool { return c == "paper" })
 	}
 	view := &experiments.Table{Name: "answer", Columns: cols}
-	marked, spread := false, false
+	marked := false
 	var sizes []int
 	var ranked []experiments.Ranked
 	bestOn := map[string]int{}
 	ranks := map[string][]float64{}
+	cis := map[string]map[string]*stats.Interval{} // dataset → method → interval
 	for _, p := range problems {
 		var vals []float64
 		var names []string
@@ -44,13 +45,17 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 			v, prec := headlineValue(r)
 			format := experiments.Digits(prec)
 			sample, calls := runSample(runs, r)
-			cell := experiments.Interval(v, sample, format)
+			ci := experiments.BootCI(sample, headlineStat(r))
+			if cis[r.dataset] == nil {
+				cis[r.dataset] = map[string]*stats.Interval{}
+			}
+			cis[r.dataset][r.method] = ci
+			cell := experiments.Interval(v, ci, format)
 			if r.best && r.n > 0 && !everyBest {
 				cell = format(v) + "*" + cell[len(format(v)):]
 				marked = true
 				bestOn[r.method]++
 			}
-			spread = spread || len(sample) > 1
 			sizes = append(sizes, r.n)
 			cells := map[string]any{"dataset": r.dataset, "method": r.method, "metric": r.label, "value": cell,
 				"paper": format(r.paper), "n": r.n, "evaluations": calls, "seconds": strconv.FormatFloat(r.seconds, 'g', 3, 64)}
@@ -63,7 +68,7 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 			}
 			view.Add(row...)
 			if single {
-				ranked = append(ranked, experiments.Ranked{Name: r.method, Value: v})
+				ranked = append(ranked, experiments.Ranked{Name: r.method, Value: v, CI: ci})
 			}
 			if !math.IsNaN(v) {
 				vals, names = append(vals, v), append(names, r.method)
@@ -91,6 +96,13 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 		order = experiments.RankWords(ranked, false, experiments.Digits(1))
 	}
 	power := experiments.PowerWords(sizes, "repeats")
+	var overlap string
+	switch {
+	case power != "" && single:
+		overlap = experiments.OverlapWords(ranked, true)
+	case power != "":
+		overlap = overlapCount(ranked, problems, cis)
+	}
 	switch {
 	case power != "":
 	case !marked:
@@ -100,16 +112,12 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 	default:
 		power = fmt.Sprintf("ahsc is marked * (not significantly beaten) on %d of %d datasets", bestOn["ahsc"], len(problems))
 	}
-	sentence := experiments.Sentence(where+", "+order, power)
+	sentence := experiments.Sentence(where+", "+order, power, overlap)
 	var legend []string
 	if marked {
 		legend = append(legend, experiments.MarkLegend)
 	}
-	if spread {
-		legend = append(legend, "value: median (score: mean) [min, max] over repeats")
-	} else {
-		legend = append(legend, "value: median (score: mean) over repeats")
-	}
+	legend = append(legend, experiments.CILegend("value: median (score: mean)", "repeats", sizes))
 	if paper {
 		legend = append(legend, "paper: AHSC paper, Table 1")
 	}
@@ -127,6 +135,40 @@ func headlineValue(r summaryRow) (float64, int) {
 		return r.mean, prec
 	}
 	return r.median, prec
+}
+
+// headlineStat is the statistic headlineValue takes of a summary row's runs: the mean of
+// Bayesmark scores, the median otherwise.
+func headlineStat(r summaryRow) func([]float64) float64 {
+	if r.label == "score" {
+		return stats.Mean
+	}
+	return stats.Median
+}
+
+// overlapCount says, over several datasets, on how many the 95% intervals of the methods
+// ranked first and last by mean rank overlap, among those where both have one: "" when
+// none has two (a single repeat) or the two tie.
+func overlapCount(ranked []experiments.Ranked, problems []*problem, cis map[string]map[string]*stats.Interval) string {
+	first, last, ok := experiments.Extremes(ranked, false)
+	if !ok || first.Value == last.Value {
+		return ""
+	}
+	both, overlap := 0, 0
+	for _, p := range problems {
+		a, b := cis[p.name][first.Name], cis[p.name][last.Name]
+		if a == nil || b == nil {
+			continue
+		}
+		both++
+		if experiments.Overlap(*a, *b) {
+			overlap++
+		}
+	}
+	if both == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the 95%% intervals of %s and %s overlap on %d of %d datasets", first.Name, last.Name, overlap, both)
 }
 
 // runSample returns the values a summary row summarizes and the mean objective calls per run.

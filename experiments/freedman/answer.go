@@ -27,32 +27,34 @@ func answer(cfg *Config, summary *experiments.Table) (string, *experiments.Table
 	view := &experiments.Table{Name: "answer", Columns: []string{"method", "test_mse", "features_selected", "n"}}
 	var ranked []experiments.Ranked
 	var sizes []int
-	marked, spread := false, false
+	marked := false
 	for i, g := range groups {
-		v := stats.Median(g.Values)
-		cell := experiments.Interval(v, g.Values, format)
+		v, ci := stats.Median(g.Values), experiments.BootCI(g.Values, stats.Median)
+		cell := experiments.Interval(v, ci, format)
 		if best[i] {
 			cell = format(v) + "*" + cell[len(format(v)):]
 			marked = true
 		}
-		spread = spread || len(g.Values) > 1
-		view.Add(g.Name, cell, experiments.Interval(stats.Median(selected[i]), selected[i], experiments.Digits(0)), len(g.Values))
-		ranked = append(ranked, experiments.Ranked{Name: g.Name, Value: v})
+		k := stats.Median(selected[i])
+		view.Add(g.Name, cell, experiments.Interval(k, experiments.BootCI(selected[i], stats.Median), experiments.Digits(0)), len(g.Values))
+		ranked = append(ranked, experiments.Ranked{Name: g.Name, Value: v, CI: ci})
 		sizes = append(sizes, len(g.Values))
 	}
 	power := experiments.PowerWords(sizes, "repeats")
+	var overlap string
+	if power != "" {
+		overlap = experiments.OverlapWords(ranked, false)
+	}
 	if power == "" && separable && !marked {
 		power = "no difference is significant (p < 0.05)"
 	}
 	where := fmt.Sprintf("by test MSE on the %s variant (%d features, lower is better)", cfg.Variant, cfg.Features)
-	sentence := experiments.Sentence(where+", "+experiments.RankWords(ranked, false, format), power)
+	sentence := experiments.Sentence(where+", "+experiments.RankWords(ranked, false, format), power, overlap)
 	var legend []string
 	if marked {
 		legend = append(legend, experiments.MarkLegend)
 	}
-	if spread {
-		legend = append(legend, "median [min, max] over repeats")
-	}
+	legend = append(legend, experiments.CILegend("median", "repeats", sizes))
 	legend = append(legend, "features_selected: at the method's chosen step")
 	return sentence, view, legend
 }

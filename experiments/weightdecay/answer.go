@@ -33,33 +33,35 @@ func answer(cfg *Config, p *pair) (string, *experiments.Table, []string) {
 	format := experiments.Digits(3)
 	view := &experiments.Table{Name: "answer", Columns: []string{"method", "reading", "test_acc", "val_acc", "n"}}
 	var ranked []experiments.Ranked
-	spread := false
+	var shown []int
 	for i, r := range rows {
 		if len(r.test) == 0 {
 			continue
 		}
-		m := stats.Mean(r.test)
-		cell := experiments.Interval(m, r.test, format)
+		m, ci := stats.Mean(r.test), experiments.BootCI(r.test, stats.Mean)
+		cell := experiments.Interval(m, ci, format)
 		if marks[i] {
 			cell = format(m) + "*" + cell[len(format(m)):]
 		}
-		spread = spread || len(r.test) > 1
+		shown = append(shown, len(r.test))
 		view.Add(r.method, r.reading, cell, format(stats.Mean(r.val)), len(r.test))
-		ranked = append(ranked, experiments.Ranked{Name: r.method, Value: m})
+		ranked = append(ranked, experiments.Ranked{Name: r.method, Value: m, CI: ci})
 	}
 	where := fmt.Sprintf("by mean final test accuracy (%s on %s, %d ζ)", cfg.Model, cfg.Dataset, len(cfg.Zetas))
 	power := experiments.PowerWords(sizes, "replicates")
+	var overlap string
+	if power != "" {
+		overlap = experiments.OverlapWords(ranked, true)
+	}
 	if power == "" && separable && !marked {
 		power = "no difference is significant (p < 0.05)"
 	}
-	sentence := experiments.Sentence(where+", "+experiments.RankWords(ranked, true, format), power)
+	sentence := experiments.Sentence(where+", "+experiments.RankWords(ranked, true, format), power, overlap)
 	var legend []string
 	if marked {
 		legend = append(legend, experiments.MarkLegend)
 	}
-	if spread {
-		legend = append(legend, "test_acc: mean [min, max] over replicates")
-	}
+	legend = append(legend, experiments.CILegend("test_acc: mean", "replicates", shown))
 	legend = append(legend, "oracle: ζ picked on the test set (the paper's way)")
 	return sentence, view, legend
 }
