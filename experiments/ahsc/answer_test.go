@@ -54,10 +54,77 @@ func TestTheAnswerSaysNIsTooSmall(t *testing.T) {
 	if strings.Contains(strings.Join(legend, ";"), "*") {
 		t.Errorf("legend of a mark never used: %v", legend)
 	}
+	if l := strings.Join(legend, ";"); !strings.Contains(l, "no interval at n = 1") || strings.Contains(sentence, "intervals") {
+		t.Errorf("n = 1 has no interval: legend %q, sentence %q", l, sentence)
+	}
 	// A user's table has no paper values: no paper column, no paper legend entry.
 	rows[0].paper, rows[1].paper = math.NaN(), math.NaN()
 	_, view, legend = answer([]*problem{p}, rows, runs)
 	if view.Column("paper") >= 0 || strings.Contains(strings.Join(legend, ";"), "paper") {
 		t.Errorf("paper column or legend on a user's data: %v, %v", view.Columns, legend)
+	}
+}
+
+// sampleRows are a summary's rows and runs for per-method values on datasets of one label.
+func sampleRows(label string, values map[string]map[string][]float64) ([]summaryRow, []run) {
+	var rows []summaryRow
+	var runs []run
+	for _, d := range []string{"iris", "wine"} {
+		for _, m := range []string{"ahsc", "random"} {
+			vs, ok := values[d][m]
+			if !ok {
+				continue
+			}
+			rows = append(rows, summaryRow{dataset: d, method: m, label: label, median: stats.Median(vs),
+				mean: stats.Mean(vs), n: len(vs), paper: math.NaN()})
+			for i, v := range vs {
+				runs = append(runs, run{dataset: d, method: m, repeat: i, value: v, calls: 5})
+			}
+		}
+	}
+	return rows, runs
+}
+
+// TestTheAnswerBootstrapsItsIntervals: at n = 3 the cells carry the bootstrap interval of
+// the median, worked by hand (the resampled medians of three values are the smallest and the
+// largest with probability 7/27 each, so the 95% interval runs from one to the other), the
+// legend says so, and the sentence, whose test cannot separate the methods, says whether the
+// first's and the last's intervals overlap.
+func TestTheAnswerBootstrapsItsIntervals(t *testing.T) {
+	p := &problem{name: "iris", label: "roc-auc"}
+	rows, runs := sampleRows("roc-auc", map[string]map[string][]float64{
+		"iris": {"ahsc": {0.94, 0.90, 0.92}, "random": {0.80, 0.84, 0.82}}})
+	sentence, view, legend := answer([]*problem{p}, rows, runs)
+	if got := view.String(0, "value"); got != "0.920 [0.900, 0.940]" {
+		t.Errorf("ahsc's cell %q, want 0.920 [0.900, 0.940]", got)
+	}
+	if got := view.String(1, "value"); got != "0.820 [0.800, 0.840]" {
+		t.Errorf("random's cell %q, want 0.820 [0.800, 0.840]", got)
+	}
+	for _, want := range []string{"ahsc ranks first (0.920) and random last (0.820)", "n = 3 repeats is too few",
+		"the 95% intervals of ahsc and random do not overlap."} {
+		if !strings.Contains(sentence, want) {
+			t.Errorf("sentence lacks %q: %s", want, sentence)
+		}
+	}
+	if l := strings.Join(legend, "; "); !strings.Contains(l, "value: median (score: mean) [95% bootstrap CI, 10,000 resamples]") {
+		t.Errorf("legend: %s", l)
+	}
+	rows, runs = sampleRows("roc-auc", map[string]map[string][]float64{
+		"iris": {"ahsc": {0.94, 0.90, 0.92}, "random": {0.85, 0.91, 0.93}}})
+	if sentence, _, _ = answer([]*problem{p}, rows, runs); !strings.Contains(sentence, "of ahsc and random overlap.") {
+		t.Errorf("[0.90, 0.94] and [0.85, 0.93]: %s", sentence)
+	}
+	// Two datasets at n = 2 (the resampled means of a and b are a, (a+b)/2 and b with ¼, ½ and
+	// ¼, so the interval is [a, b]): apart on iris, overlapping on wine.
+	rows, runs = sampleRows("score", map[string]map[string][]float64{
+		"iris": {"ahsc": {90, 94}, "random": {80, 84}}, "wine": {"ahsc": {90, 94}, "random": {85, 90}}})
+	ps := []*problem{p, {name: "wine", label: "score"}}
+	sentence, view, _ = answer(ps, rows, runs)
+	if got := view.String(2, "value"); got != "92.00 [90.00, 94.00]" {
+		t.Errorf("ahsc's cell on wine %q", got)
+	}
+	if !strings.Contains(sentence, "the 95% intervals of ahsc and random overlap on 1 of 2 datasets.") {
+		t.Errorf("two datasets: %s", sentence)
 	}
 }
