@@ -1,6 +1,7 @@
 package ahsc
 
 import (
+	"github.com/hyperflat/hyperflat/experiments"
 	"math"
 	"strings"
 	"testing"
@@ -91,6 +92,9 @@ func sampleRows(label string, values map[string]map[string][]float64) ([]summary
 // legend says so, and the sentence, whose test cannot separate the methods, says whether the
 // first's and the last's intervals overlap.
 func TestTheAnswerBootstrapsItsIntervals(t *testing.T) {
+	if bootResamples != experiments.BootResamples || bootSeed != experiments.BootSeed {
+		t.Fatalf("the answer's bootstrap settings differ from the report's %d resamples, seed %d", bootResamples, bootSeed)
+	}
 	p := &problem{name: "iris", label: "roc-auc"}
 	rows, runs := sampleRows("roc-auc", map[string]map[string][]float64{
 		"iris": {"ahsc": {0.94, 0.90, 0.92}, "random": {0.80, 0.84, 0.82}}})

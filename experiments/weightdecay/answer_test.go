@@ -3,6 +3,8 @@ package weightdecay
 import (
 	"strings"
 	"testing"
+
+	"github.com/hyperflat/hyperflat/experiments"
 )
 
 // TestTheAnswerBootstrapsItsIntervals: at two replicates the resampled means of a and b are
@@ -10,6 +12,9 @@ import (
 // hand); the final-model reading, one classifier, has none; the test cannot separate two
 // replicates, so the sentence says whether the first's and the last's intervals overlap.
 func TestTheAnswerBootstrapsItsIntervals(t *testing.T) {
+	if bootResamples != experiments.BootResamples || bootSeed != experiments.BootSeed {
+		t.Fatalf("the answer's bootstrap settings differ from the report's %d resamples, seed %d", bootResamples, bootSeed)
+	}
 	cfg := &Config{Model: "linear", Dataset: "mnist", Zetas: []float64{10}}
 	rep := func(i int, base, ckpt float64) replicate {
 		return replicate{rep: i, base: fit{replicate: i, history: []checkpoint{{testAcc: base, valAcc: base}}},
