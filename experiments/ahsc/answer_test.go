@@ -1,11 +1,11 @@
 package ahsc
 
 import (
-	"github.com/hyperflat/hyperflat/experiments"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/stats"
 )
 
