@@ -33,6 +33,7 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 	bestOn := map[string]int{}
 	ranks := map[string][]float64{}
 	cis := map[string]map[string]*stats.Interval{} // dataset → method → interval
+	callsOf := map[string][]int{}                  // method → its calls per dataset
 	for _, p := range problems {
 		var vals []float64
 		var names []string
@@ -57,6 +58,7 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 				bestOn[r.method]++
 			}
 			sizes = append(sizes, r.n)
+			callsOf[r.method] = append(callsOf[r.method], calls)
 			cells := map[string]any{"dataset": r.dataset, "method": r.method, "metric": r.label, "value": cell,
 				"paper": format(r.paper), "n": r.n, "evaluations": calls, "seconds": strconv.FormatFloat(r.seconds, 'g', 3, 64)}
 			if math.IsNaN(r.paper) {
@@ -112,7 +114,7 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 	default:
 		power = fmt.Sprintf("ahsc is marked * (not significantly beaten) on %d of %d datasets", bestOn["ahsc"], len(problems))
 	}
-	sentence := experiments.Sentence(where+", "+order, power, overlap)
+	sentence := experiments.Sentence(where+", "+order, power, overlap, budgetWords(callsOf))
 	var legend []string
 	if marked {
 		legend = append(legend, experiments.MarkLegend)
@@ -122,6 +124,36 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 		legend = append(legend, "paper: AHSC paper, Table 1")
 	}
 	return sentence, view, legend
+}
+
+// budgetWords says, when AHSC's count of full evaluations differs from the other methods', that
+// the comparison is at unequal budgets: a reader comparing the values must know it (report's
+// Equal budgets table rescores every method at AHSC's count).
+func budgetWords(callsOf map[string][]int) string {
+	own, ok := callsOf["ahsc"]
+	if !ok {
+		return ""
+	}
+	lo, hi := math.MaxInt, 0
+	for m, cs := range callsOf {
+		if m == "ahsc" {
+			continue
+		}
+		for _, c := range cs {
+			lo, hi = min(lo, c), max(hi, c)
+		}
+	}
+	alo, ahi := slices.Min(own), slices.Max(own)
+	if hi == 0 || (alo == lo && ahi == hi) {
+		return ""
+	}
+	span := func(a, b int) string {
+		if a == b {
+			return strconv.Itoa(a)
+		}
+		return fmt.Sprintf("%d–%d", a, b)
+	}
+	return fmt.Sprintf("budgets differ: ahsc made %s full evaluations, the others %s", span(alo, ahi), span(lo, hi))
 }
 
 // headlineValue is the value Table 1 prints for a summary row and its decimals: the median,

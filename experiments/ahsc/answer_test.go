@@ -132,3 +132,20 @@ func TestTheAnswerBootstrapsItsIntervals(t *testing.T) {
 		t.Errorf("two datasets: %s", sentence)
 	}
 }
+
+func TestBudgetWords(t *testing.T) {
+	for _, c := range []struct {
+		calls map[string][]int
+		want  string
+	}{
+		{map[string][]int{"ahsc": {3}, "random": {15}, "bohb": {65}}, "budgets differ: ahsc made 3 full evaluations, the others 15–65"},
+		{map[string][]int{"ahsc": {15, 12}, "random": {45}}, "budgets differ: ahsc made 12–15 full evaluations, the others 45"},
+		{map[string][]int{"ahsc": {15}, "random": {15}}, ""},
+		{map[string][]int{"random": {15}, "tpe": {45}}, ""},
+		{map[string][]int{"ahsc": {15}}, ""},
+	} {
+		if got := budgetWords(c.calls); got != c.want {
+			t.Errorf("budgetWords(%v) = %q, want %q", c.calls, got, c.want)
+		}
+	}
+}
