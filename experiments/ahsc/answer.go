@@ -98,21 +98,9 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 		order = experiments.RankWords(ranked, false, experiments.Digits(1))
 	}
 	power := experiments.PowerWords(sizes, "repeats")
-	var overlap string
-	switch {
-	case power != "" && single:
-		overlap = experiments.OverlapWords(ranked, true)
-	case power != "":
-		overlap = overlapCount(ranked, problems, cis)
-	}
-	switch {
-	case power != "":
-	case !marked:
-		power = "no difference is significant (p < 0.05)"
-	case single:
-		power = "* marks the methods no other beats significantly"
-	default:
-		power = fmt.Sprintf("ahsc is marked * (not significantly beaten) on %d of %d datasets", bestOn["ahsc"], len(problems))
+	overlap := overlapWords(power != "", single, ranked, problems, cis)
+	if power == "" {
+		power = markWords(marked, single, bestOn["ahsc"], len(problems))
 	}
 	sentence := experiments.Sentence(where+", "+order, power, overlap, budgetWords(callsOf))
 	var legend []string
@@ -124,6 +112,29 @@ func answer(problems []*problem, rows []summaryRow, runs []run) (string, *experi
 		legend = append(legend, "paper: AHSC paper, Table 1")
 	}
 	return sentence, view, legend
+}
+
+// overlapWords says, when the repeats are too few for the test, whether the intervals of the
+// first and last methods overlap (on how many datasets, when there are several).
+func overlapWords(tooFew, single bool, ranked []experiments.Ranked, problems []*problem, cis map[string]map[string]*stats.Interval) string {
+	switch {
+	case !tooFew:
+		return ""
+	case single:
+		return experiments.OverlapWords(ranked, true)
+	}
+	return overlapCount(ranked, problems, cis)
+}
+
+// markWords says what the marks show when the repeats can separate methods.
+func markWords(marked, single bool, ahscBest, datasets int) string {
+	switch {
+	case !marked:
+		return "no difference is significant (p < 0.05)"
+	case single:
+		return "* marks the methods no other beats significantly"
+	}
+	return fmt.Sprintf("ahsc is marked * (not significantly beaten) on %d of %d datasets", ahscBest, datasets)
 }
 
 // budgetWords says, when AHSC's count of full evaluations differs from the other methods', that
