@@ -119,10 +119,14 @@ func (t *TableC1) Figures(dir string) ([]string, error) {
 	return paths, nil
 }
 
-// title names a run's panel: its pair, replicates, width and steps (no store ids: the
-// tables say which runs a pair comes from).
+// title names a run's panel: its pair, variant, ζ grid size, replicates, width and steps (no
+// store ids: the tables say which runs a pair comes from; the grid tells two runs apart).
 func (sp *storedPair) title() string {
-	name := fmt.Sprintf("%s: %d replicate", pairName(sp.cfg.Model, sp.cfg.Dataset), len(sp.p.reps))
+	name := fmt.Sprintf("%s, %s", pairName(sp.cfg.Model, sp.cfg.Dataset), sp.cfg.variant())
+	if h := sp.res.Table("history"); h != nil {
+		name += fmt.Sprintf(", %d ζ", len(slices.DeleteFunc(zetas(h), func(z float64) bool { return z == 0 })))
+	}
+	name += fmt.Sprintf(": %d replicate", len(sp.p.reps))
 	if len(sp.p.reps) > 1 {
 		name += "s"
 	}
