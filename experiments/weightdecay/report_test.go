@@ -214,6 +214,13 @@ func TestZetaColors(t *testing.T) {
 					legend++
 				}
 			}
+			text := p.Title + p.XLabel + p.YLabel
+			for _, s := range p.Series {
+				text += s.Label
+			}
+			if strings.ContainsRune(text, '‖') { // the font's ‖ reads as "|a_tl" at figure size
+				t.Errorf("panel %q writes ‖; spell the norm norm(a_t)", p.Title)
+			}
 			if len(coloured) > experiments.MaxSeries {
 				t.Errorf("grid %v, panel %q: %d coloured ζ, want at most %d", zs, p.Title, len(coloured), experiments.MaxSeries)
 			}
