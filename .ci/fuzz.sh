@@ -4,7 +4,7 @@
 #
 #   FUZZTIME   how long each target runs: a duration (10s, 1m) or an execution count
 #              (1000000x); default 10s
-#   FUZZ_PKGS  the packages whose Fuzz* targets run; default ./datasets
+#   FUZZ_PKGS  the packages whose Fuzz* targets run; default ./datasets ./store ./search
 #
 # A failing input is written by go test to <pkg>/testdata/fuzz/<FuzzName>/<hash>: commit it
 # with the fix, and it runs as a regression test in every plain `go test`.
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
 fuzztime=${FUZZTIME:-10s}
-pkgs=${FUZZ_PKGS:-./datasets}
+pkgs=${FUZZ_PKGS:-./datasets ./store ./search}
 failed=()
 for pkg in $pkgs; do
 	targets=$(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true)

@@ -5,6 +5,8 @@
 #                                       print "export HYPERFLAT_TEST_POSTGRES=..." on stdout
 #                                       and, given ENVFILE, write that line to it too
 #   .ci/postgres.sh stop                stop it
+#   .ci/postgres.sh restart [SECONDS]   stop it, wait SECONDS (default 3), start it again on the
+#                                       same port (a test of clients riding out a restart)
 #   .ci/postgres.sh clean               stop it and delete its data
 #
 # Typical use:  eval "$(bash .ci/postgres.sh start)" && go test ./store/...
@@ -124,6 +126,12 @@ start)
 	;;
 stop)
 	stop
+	;;
+restart)
+	port=$(cat "$dir/port")
+	stop
+	sleep "${2:-3}"
+	start >/dev/null
 	;;
 clean)
 	stop

@@ -350,12 +350,45 @@ def build(name, weights=None):
     return torch_workload(name)
 
 
+def aten_capability(torch):
+    """The vector extension ATen's own kernels dispatch to (torch.backends.cpu.get_cpu_capability,
+    PyTorch ≥ 2.0; before, the "CPU capability usage" line of torch.__config__.show())."""
+    try:
+        import torch.backends.cpu as cpu
+        return cpu.get_cpu_capability()
+    except (ImportError, AttributeError):
+        pass
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage:" in line:
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def onednn_isa():
+    """The instruction set oneDNN (MKL-DNN), which computes PyTorch's convolutions, chose on
+    this CPU: its verbose mode's isa line, from a child interpreter (the mode is read once, at
+    oneDNN's first call)."""
+    import subprocess
+    code = ("import torch\n"
+            "torch.nn.functional.conv2d(torch.zeros(2, 3, 8, 8), torch.zeros(4, 3, 3, 3))\n")
+    env = dict(os.environ, DNNL_VERBOSE="1", ONEDNN_VERBOSE="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    for line in out.splitlines():
+        if ",isa:" in line:
+            return line.split(",isa:", 1)[1].strip().replace(" ", "_")
+    return "unknown"
+
+
 def info():
     out = []
     try:
         import torch
         torch.set_num_threads(int(os.environ.get("REF_THREADS", "2")))
         out.append(f"torch={torch.__version__} threads={torch.get_num_threads()}")
+        out.append(f"aten={aten_capability(torch)} onednn={onednn_isa()}")
     except ImportError:
         out.append("torch=missing")
     try:

@@ -114,8 +114,11 @@ func (a *AHSC) Search(ctx context.Context, rng *rand.Rand, space search.Space, o
 // the baselines'). The result holds the screenings even when the search fails because every
 // screening was dropped.
 func (a *AHSC) Run(ctx context.Context, rng *rand.Rand, space search.Space, obj search.Objective) (Result, error) {
-	if a.Task == nil || a.N1 <= 0 || a.N2 <= 0 {
+	if a == nil || a.Task == nil || a.N1 <= 0 || a.N2 <= 0 {
 		return Result{}, fmt.Errorf("convexity: AHSC needs a task and positive N1, N2")
+	}
+	if rng == nil || obj == nil {
+		return Result{}, fmt.Errorf("convexity: AHSC.Run needs a random source and an objective (got a nil one)")
 	}
 	if err := space.Validate(); err != nil {
 		return Result{}, err
@@ -236,6 +239,12 @@ func trainFully(ctx context.Context, cfgs []search.Config, kept []int, obj searc
 
 // screen trains cfg for one epoch and scores it, both under the task's trial timeout.
 func (a *AHSC) screen(ctx context.Context, cfg search.Config, rng *rand.Rand) (score float64, err error) {
+	if a == nil || a.Task == nil {
+		return 0, fmt.Errorf("convexity: screening without a task")
+	}
+	if rng == nil && a.Rank == ByHessian {
+		return 0, fmt.Errorf("convexity: the Hessian ranking needs a random source for its probes (got nil)")
+	}
 	err = a.Task.trial(ctx, func(ctx context.Context) error {
 		var err error
 		score, err = a.screenOnce(ctx, cfg, rng)
@@ -285,6 +294,9 @@ func hessianScore(ctx context.Context, m layers.FeatureModel, t *Task, rows, sam
 // examples of t.Train (all of them when rows ≤ 0): what ByHessian ranks by, and what a caller
 // compares μ against (experiments/premise).
 func NewTrainingCurvature(m layers.FeatureModel, t *Task, rows int) (*Curvature, error) {
+	if m == nil || t == nil || t.Train == nil || t.Train.N == 0 {
+		return nil, fmt.Errorf("convexity: NewTrainingCurvature needs a model and a task with training data (got a nil one)")
+	}
 	ds := t.Train
 	if rows <= 0 || rows > ds.N {
 		rows = ds.N

@@ -58,6 +58,14 @@ func TestStrongConvexityByHand(t *testing.T) {
 	if mu != 0 {
 		t.Errorf("μ (min, 1/m) = %v, want 0", mu)
 	}
+	// Full batches only: {0,1} alone; the partial batch {2} is left out.
+	mu, err = StrongConvexity(context.Background(), m, ds, MuOptions{BatchSize: 2, Reduce: MinOverFullBatches})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(mu-wantMax) > 1e-12 {
+		t.Errorf("μ (min over full batches) = %v, want %v", mu, wantMax)
+	}
 	// Full batch: √(24.25 + 0)/3.
 	if mu, _ = StrongConvexity(context.Background(), m, ds, MuOptions{}); math.Abs(mu-wantMax) > 1e-12 {
 		t.Errorf("μ (full batch) = %v, want %v", mu, wantMax)

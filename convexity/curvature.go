@@ -2,6 +2,7 @@ package convexity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,12 @@ func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
 	c := &Curvature{loss: loss, params: params}
 	dirs := make([]*G.Node, len(params))
 	for i, p := range params {
+		if p == nil {
+			return nil, fmt.Errorf("convexity: parameter %d is a nil node", i)
+		}
+		if p.Graph() != loss.Graph() {
+			return nil, fmt.Errorf("convexity: parameter %s is a node of another graph than the loss", p.Name())
+		}
 		v, ok := p.Value().(*tensor.Dense)
 		if p.Op() != nil || !ok {
 			return nil, fmt.Errorf("convexity: parameter %s must be an input node bound to a tensor", p.Name())
@@ -61,11 +68,22 @@ func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
 	return c, nil
 }
 
-// Dim is the number of parameters.
-func (c *Curvature) Dim() int { return c.n }
+// errNilCurvature is what a Curvature's methods return when it was not made by NewCurvature.
+var errNilCurvature = errors.New("convexity: a nil Curvature, or one not made by NewCurvature")
+
+// Dim is the number of parameters (0 for a nil Curvature).
+func (c *Curvature) Dim() int {
+	if c == nil {
+		return 0
+	}
+	return c.n
+}
 
 // HVP returns H·v for a flat direction v.
 func (c *Curvature) HVP(ctx context.Context, v []float64) ([]float64, error) {
+	if c == nil || c.hvProg == nil {
+		return nil, errNilCurvature
+	}
 	if len(v) != c.n {
 		return nil, fmt.Errorf("convexity: direction of length %d for %d parameters", len(v), c.n)
 	}
@@ -80,6 +98,9 @@ func (c *Curvature) HVP(ctx context.Context, v []float64) ([]float64, error) {
 
 // LossGrad returns the loss and its flat gradient at the current parameters.
 func (c *Curvature) LossGrad(ctx context.Context) (float64, []float64, error) {
+	if c == nil || c.lgProg == nil {
+		return 0, nil, errNilCurvature
+	}
 	if err := c.lgProg.Run(ctx); err != nil {
 		return 0, nil, err
 	}
@@ -108,6 +129,9 @@ type Estimate struct {
 }
 
 func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int, f func(v, hv []float64) float64) (Estimate, error) {
+	if c == nil || rng == nil {
+		return Estimate{}, fmt.Errorf("convexity: Hutchinson estimate needs a Curvature and a random source (got a nil one)")
+	}
 	if samples < 2 {
 		return Estimate{}, fmt.Errorf("convexity: Hutchinson estimate from %d samples", samples)
 	}
@@ -142,6 +166,12 @@ func (c *Curvature) Trace(ctx context.Context, rng *rand.Rand, samples int) (Est
 // power iteration from a random start until the Rayleigh quotient changes by less than tol
 // (relative) or iters iterations.
 func (c *Curvature) TopEigenvalue(ctx context.Context, rng *rand.Rand, iters int, tol float64) (float64, []float64, error) {
+	if c == nil || rng == nil {
+		return 0, nil, fmt.Errorf("convexity: TopEigenvalue needs a Curvature and a random source (got a nil one)")
+	}
+	if !(tol >= 0) || math.IsInf(tol, 0) {
+		return 0, nil, fmt.Errorf("convexity: TopEigenvalue tolerance %v; want a finite tolerance ≥ 0", tol)
+	}
 	v := make([]float64, c.n)
 	for i := range v {
 		v[i] = rng.NormFloat64()
@@ -186,8 +216,11 @@ func normalize(v []float64) {
 // over the box C = {|y_i| ≤ ε(|θ_i| + 1)}, with the maximum approximated by steps of projected
 // sign-gradient ascent of size ε/4 (Keskar et al. used L-BFGS-B). The parameters are restored.
 func (c *Curvature) Sharpness(ctx context.Context, eps float64, steps int) (float64, error) {
-	if eps <= 0 || steps <= 0 {
-		return 0, fmt.Errorf("convexity: sharpness with ε = %v and %d steps", eps, steps)
+	if c == nil || c.hvProg == nil {
+		return 0, errNilCurvature
+	}
+	if !(eps > 0) || math.IsInf(eps, 0) || steps <= 0 { // NaN too
+		return 0, fmt.Errorf("convexity: sharpness with ε = %v and %d steps; want a finite ε > 0 and steps > 0", eps, steps)
 	}
 	theta := make([]float64, 0, c.n)
 	for _, v := range c.vals {

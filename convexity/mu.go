@@ -20,6 +20,11 @@ const (
 	MaxOverBatches Reduce = iota
 	// MinOverBatches is Theorem 1's infimum (and the Bayesmark code's).
 	MinOverBatches
+	// MinOverFullBatches is the minimum over the batches of the full batch size, leaving out
+	// a smaller last batch, whose ratio shrinks with its size alone (‖a_B‖_F grows as √|B|),
+	// so that under MinOverBatches it decides μ whenever the batch size does not divide the
+	// data (an alternative reading of the Bayesmark code, see ahsc-bbo's --bbo-screen).
+	MinOverFullBatches
 )
 
 // MuOptions select the variant of the closed form.
@@ -44,6 +49,9 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 	if ds == nil || ds.N == 0 {
 		return 0, fmt.Errorf("convexity: no data")
 	}
+	if m == nil {
+		return 0, fmt.Errorf("convexity: StrongConvexity of a nil model")
+	}
 	bs := opt.BatchSize
 	if bs <= 0 || bs > ds.N {
 		bs = ds.N
@@ -53,13 +61,17 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 		return 0, err
 	}
 	wNorm := math.Sqrt(sumSq(wv))
+	minimum := opt.Reduce == MinOverBatches || opt.Reduce == MinOverFullBatches
 	mu := math.Inf(-1)
-	if opt.Reduce == MinOverBatches {
+	if minimum {
 		mu = math.Inf(1)
 	}
 	progs := map[int]*featureProgram{}
 	for start := 0; start < ds.N; start += bs {
 		n := min(bs, ds.N-start)
+		if n < bs && opt.Reduce == MinOverFullBatches {
+			break // the last, partial batch; the first is always full (bs ≤ N)
+		}
 		p, ok := progs[n]
 		if !ok {
 			if p, err = newFeatureProgram(m, ds.Shape, n, opt.OutputNorm); err != nil {
@@ -78,7 +90,7 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 		if math.IsInf(ratio, 0) || math.IsNaN(ratio) {
 			continue
 		}
-		if opt.Reduce == MinOverBatches {
+		if minimum {
 			mu = math.Min(mu, ratio)
 		} else {
 			mu = math.Max(mu, ratio)

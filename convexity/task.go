@@ -171,9 +171,15 @@ func (t *Task) score(ctx context.Context, tr *train.Trainer, ds *datasets.Datase
 	return metric, res.Accuracy, res.Loss, nil
 }
 
+// errNilTask is what a Task's methods return for a nil Task or one without a Build.
+var errNilTask = errors.New("convexity: a nil Task, or one without a Build function")
+
 // CheckMemory refuses cfg, with an error wrapping ErrTooBig that gives the estimate and the
 // limit, when MaxBytes and Estimate are set and the estimate exceeds MaxBytes.
 func (t *Task) CheckMemory(cfg search.Config) error {
+	if t == nil {
+		return errNilTask
+	}
 	if t.MaxBytes <= 0 || t.Estimate == nil {
 		return nil
 	}
@@ -230,6 +236,9 @@ func (t *Task) trial(ctx context.Context, f func(ctx context.Context) error) err
 // refused before it is built (ErrTooBig), and training longer than TrialTimeout is stopped
 // (ErrTrialTimeout). When ctx is cancelled, the error is ctx.Err().
 func (t *Task) Fit(ctx context.Context, cfg search.Config, epochs int, full bool) (*Candidate, *train.Trainer, error) {
+	if t == nil || t.Build == nil {
+		return nil, nil, errNilTask
+	}
 	if err := t.CheckMemory(cfg); err != nil {
 		return nil, nil, err
 	}
@@ -324,8 +333,13 @@ func (t *Task) Objective() search.Objective {
 // evaluation, scoring and folds included, runs under the timeout.
 func (t *Task) Evaluate(ctx context.Context, cfg search.Config, fidelity float64) Evaluation {
 	nan := math.NaN()
-	e := Evaluation{Config: cfg, Fidelity: fidelity, Epochs: max(1, int(math.Ceil(fidelity*float64(t.Epochs)-1e-9))),
+	e := Evaluation{Config: cfg, Fidelity: fidelity, Epochs: 1,
 		Value: nan, ValMetric: nan, ValLoss: nan, TestMetric: nan, TestAccuracy: nan, TestLoss: nan}
+	if t == nil || t.Build == nil {
+		e.Err = errNilTask
+		return e
+	}
+	e.Epochs = max(1, int(math.Ceil(fidelity*float64(t.Epochs)-1e-9)))
 	r := e
 	err := t.trial(ctx, func(ctx context.Context) error { return t.evaluate(ctx, &r) })
 	if err != nil {

@@ -84,14 +84,25 @@ func (s *Server) runViews(ctx context.Context) ([]runView, error) {
 
 // sharedRunViews is runViews, read at most once per half poll interval however many event
 // streams are open, since each read aggregates every cell of the store.
+//
+// One stream reads while the others wait for what it read: hundreds of streams whose ticks
+// fall together would otherwise all miss the memo at once and read the store side by side.
 func (s *Server) sharedRunViews(ctx context.Context) ([]runView, error) {
-	s.mu.Lock()
-	if time.Since(s.runsAt) < s.cfg.Poll/2 {
-		v := s.runsMemo
-		s.mu.Unlock()
+	fresh := func() ([]runView, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.runsMemo, !s.runsAt.IsZero() && time.Since(s.runsAt) < s.cfg.Poll/2
+	}
+	if v, ok := fresh(); ok {
 		return v, nil
 	}
-	s.mu.Unlock()
+	if err := lockCtx(ctx, s.runsRead); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.runsRead }()
+	if v, ok := fresh(); ok {
+		return v, nil
+	}
 	v, err := s.runViews(ctx)
 	if err != nil {
 		return nil, err
@@ -100,6 +111,78 @@ func (s *Server) sharedRunViews(ctx context.Context) ([]runView, error) {
 	s.runsAt, s.runsMemo = time.Now(), v
 	s.mu.Unlock()
 	return v, nil
+}
+
+// sharedRunDetail is a run's detail for the event streams, read at most once per half poll
+// interval however many streams watch the run, by one stream while the others wait.
+func (s *Server) sharedRunDetail(ctx context.Context, id int64) (*runDetail, error) {
+	fresh := func() (*runDetail, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e, ok := s.details[id]
+		return e.d, ok && time.Since(e.at) < s.cfg.Poll/2
+	}
+	if d, ok := fresh(); ok {
+		return d, nil
+	}
+	if err := lockCtx(ctx, s.detailRead); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.detailRead }()
+	if d, ok := fresh(); ok {
+		return d, nil
+	}
+	d, err := s.runDetail(ctx, id, 0, forEvents)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.details[id] = detailEntry{at: time.Now(), d: d}
+	s.mu.Unlock()
+	return d, nil
+}
+
+// sharedRun is GetRun, read at most once per half poll interval per run for all the pages and
+// streams that show it: each read sums every cell of the run, and a page is no fresher than
+// the live updates that follow it.
+func (s *Server) sharedRun(ctx context.Context, id int64) (store.Run, error) {
+	s.mu.Lock()
+	e, ok := s.runs[id]
+	s.mu.Unlock()
+	if ok && time.Since(e.at) < s.cfg.Poll/2 {
+		return e.run, nil
+	}
+	// One request reads while the others wait for what it read.
+	if err := lockCtx(ctx, s.runRead); err != nil {
+		return store.Run{}, err
+	}
+	defer func() { <-s.runRead }()
+	s.mu.Lock()
+	e, ok = s.runs[id]
+	s.mu.Unlock()
+	if ok && time.Since(e.at) < s.cfg.Poll/2 {
+		return e.run, nil
+	}
+	r, err := s.st.GetRun(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	s.mu.Lock()
+	s.runs[id] = runEntry{at: time.Now(), run: r} // bounded by the store's runs: a missing one is not kept
+	s.mu.Unlock()
+	return r, nil
+}
+
+// runEntry is a run as sharedRun last read it.
+type runEntry struct {
+	at  time.Time
+	run store.Run
+}
+
+// detailEntry is a run's detail as the event streams last read it.
+type detailEntry struct {
+	at time.Time
+	d  *runDetail
 }
 
 // workerView is one worker's share of a run.
@@ -150,11 +233,25 @@ const cellsTTL = 5 * time.Second
 
 func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, error) {
 	key := runKey{r.Cells, r.Done, r.Failed, r.Running, r.Finished, r.CellSeconds}
-	s.mu.Lock()
-	e := s.cells[r.ID]
-	s.mu.Unlock()
-	if e != nil && e.key == key && time.Since(e.at) < cellsTTL {
-		return e.sum, nil
+	cached := func() *cellSummary {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL {
+			return e.sum
+		}
+		return nil
+	}
+	if sum := cached(); sum != nil {
+		return sum, nil
+	}
+	// Reading every cell of a large run is the costliest read there is: one at a time, and
+	// the streams that wait take what it read.
+	if err := lockCtx(ctx, s.cellsRead); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.cellsRead }()
+	if sum := cached(); sum != nil {
+		return sum, nil
 	}
 	cells, err := s.st.Cells(ctx, r.ID)
 	if err != nil {
@@ -248,7 +345,7 @@ const (
 )
 
 func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detailFor) (*runDetail, error) {
-	r, err := s.st.GetRun(ctx, id)
+	r, err := s.sharedRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -291,15 +388,26 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 
 // resultEntry is a decoded stored result and, once asked for, its figures.
 type resultEntry struct {
-	hash uint64
-	res  *experiments.Result
-	once sync.Once
-	figs figureSet
+	hash    uint64
+	checked time.Time // when the stored bytes were last read (under Server.mu)
+	res     *experiments.Result
+	once    sync.Once
+	figs    figureSet
 }
 
 // result returns the run's stored result, nil if it has none. It is decoded again only when
 // the stored bytes change (SaveResult may replace it).
+//
+// The bytes are read at most once per half poll interval: a page in a flood of requests then
+// costs the store nothing, and the store's connections stay free for what must read them.
 func (s *Server) result(ctx context.Context, id int64) (*resultEntry, error) {
+	s.mu.Lock()
+	e := s.results[id]
+	fresh := e != nil && time.Since(e.checked) < s.cfg.Poll/2
+	s.mu.Unlock()
+	if fresh {
+		return e, nil
+	}
 	b, ok, err := s.st.Result(ctx, id)
 	if err != nil || !ok {
 		return nil, err
@@ -307,17 +415,17 @@ func (s *Server) result(ctx context.Context, id int64) (*resultEntry, error) {
 	h := fnv.New64a()
 	h.Write(b)
 	sum := h.Sum64()
-	s.mu.Lock()
-	e := s.results[id]
-	s.mu.Unlock()
 	if e != nil && e.hash == sum {
+		s.mu.Lock()
+		e.checked = time.Now()
+		s.mu.Unlock()
 		return e, nil
 	}
 	res, err := experiments.UnmarshalStoredResult(b)
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", id, err)
 	}
-	e = &resultEntry{hash: sum, res: res}
+	e = &resultEntry{hash: sum, res: res, checked: time.Now()}
 	s.mu.Lock()
 	s.results[id] = e
 	s.mu.Unlock()
@@ -397,4 +505,15 @@ var funcs = template.FuncMap{
 	},
 	"seconds": func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
 	"add":     func(a, b int) int { return a + b },
+}
+
+// lockCtx takes the lock held by a value in the channel of capacity one, or gives up when ctx
+// ends (a client that left stops waiting).
+func lockCtx(ctx context.Context, lock chan struct{}) error {
+	select {
+	case lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -40,7 +40,14 @@ type Config struct {
 	Poll time.Duration
 	// CacheDir is where figures are drawn; "" is a temporary directory that Close removes.
 	CacheDir string
+	// MaxStreams bounds the live event streams open at once (each is a browser tab); the
+	// ones past it are answered 503 with the reason. 0 is DefaultMaxStreams.
+	MaxStreams int
 }
+
+// DefaultMaxStreams is Config.MaxStreams's default: tabs enough for a team watching runs,
+// few enough that their polls leave the store's connections to the pages.
+const DefaultMaxStreams = 64
 
 // Server is the dashboard's http.Handler. Its methods are safe for concurrent use.
 type Server struct {
@@ -52,6 +59,9 @@ type Server struct {
 	ownCache bool
 	done     chan struct{}
 	close    sync.Once
+	// streams holds a value per open event stream; runsRead and cellsRead, of capacity one,
+	// are held by the one stream that reads the runs or a run's cells for all of them.
+	streams, runsRead, cellsRead, detailRead, runRead chan struct{}
 
 	mu       sync.Mutex
 	runsAt   time.Time // when runsMemo was read
@@ -59,6 +69,8 @@ type Server struct {
 	options  map[int64]string
 	results  map[int64]*resultEntry
 	cells    map[int64]*cellsEntry
+	details  map[int64]detailEntry
+	runs     map[int64]runEntry
 }
 
 // cookieName holds the token once a ?token= URL has been opened.
@@ -79,11 +91,16 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	if cfg.DSN == "" {
 		cfg.DSN = st.DSN()
 	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
 	pages, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: templates: %w", err)
 	}
 	s := &Server{st: st, cfg: cfg, pages: pages, cacheDir: cfg.CacheDir, done: make(chan struct{}),
+		streams: make(chan struct{}, cfg.MaxStreams), runsRead: make(chan struct{}, 1), cellsRead: make(chan struct{}, 1),
+		detailRead: make(chan struct{}, 1), details: map[int64]detailEntry{}, runs: map[int64]runEntry{}, runRead: make(chan struct{}, 1),
 		options: map[int64]string{}, results: map[int64]*resultEntry{}, cells: map[int64]*cellsEntry{}}
 	if s.cacheDir == "" {
 		if s.cacheDir, err = os.MkdirTemp("", "hyperflat-serve-*"); err != nil {
@@ -237,7 +254,7 @@ func runID(r *http.Request) (int64, error) {
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
-	runs, err := s.runViews(r.Context())
+	runs, err := s.sharedRunViews(r.Context()) // at most half a poll interval old
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -388,7 +405,18 @@ func (s *Server) handleFigure(w http.ResponseWriter, r *http.Request) {
 // handleEvents streams server-sent events: "runs" (the runs list) or, with ?run=ID, "run"
 // (that run's summary and workers), each time it changes. The store is polled: workers on
 // other machines do not tell this process what they did.
+//
+// At most Config.MaxStreams streams are open at once; a client past them is told so (503,
+// Retry-After) and its page works on without live updates.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, fmt.Sprintf("hyperflat serve: %d live views are open, the most this server keeps; this page will not update by itself (reload it later, or close another tab)", s.cfg.MaxStreams), http.StatusServiceUnavailable)
+		return
+	}
 	var snapshot func() (any, error)
 	event := "runs"
 	if q := r.URL.Query().Get("run"); q != "" {
@@ -397,12 +425,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "hyperflat serve: ?run= wants a run ID", http.StatusBadRequest)
 			return
 		}
-		if _, err := s.st.GetRun(r.Context(), id); err != nil {
+		// The first snapshot, shared with the other streams of the run, says whether it exists.
+		if _, err := s.sharedRunDetail(r.Context(), id); err != nil {
 			s.fail(w, err)
 			return
 		}
 		event = "run"
-		snapshot = func() (any, error) { return s.runDetail(r.Context(), id, 0, forEvents) }
+		snapshot = func() (any, error) { return s.sharedRunDetail(r.Context(), id) }
 	} else {
 		snapshot = func() (any, error) { return s.sharedRunViews(r.Context()) }
 	}
@@ -411,6 +440,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 2000\n\n")
+	if err := rc.Flush(); err != nil { // the client knows at once that it has a stream
+		return
+	}
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
 	var last []byte

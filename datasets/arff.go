@@ -33,6 +33,9 @@ type arffAttr struct {
 // index of their category, with the categories kept in Features. String, date, relational
 // attributes and sparse rows are not supported and give an error.
 func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	lr, err := newLineReader(r, name)
 	if err != nil {
 		return nil, err
@@ -131,6 +134,7 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 	}
 	// Data.
 	var fields []arffField
+	bud := newBudget(r)
 	for {
 		raw, ok, err := lr.next()
 		if err != nil {
@@ -160,6 +164,9 @@ func ReadARFF(r io.Reader, name, class string) (*Dataset, error) {
 		}
 		if len(fields) != len(attrs) {
 			return nil, lineErr(name, lr.line, "%d values, expected %d (one per @attribute)", len(fields), len(attrs))
+		}
+		if err := bud.row(8 * int64(len(attrs))); err != nil {
+			return nil, budgetErr(name, lr.line, err)
 		}
 		for j, f := range fields {
 			a := &attrs[j]

@@ -28,6 +28,9 @@ func cifar10Classes() []string {
 // standard CIFAR-10 names. Every label must index classes, and the input must be a whole
 // number of records.
 func ReadCIFAR10(r io.Reader, name string, classes []string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	if classes == nil {
 		classes = cifar10Classes()
 	}
@@ -36,6 +39,7 @@ func ReadCIFAR10(r io.Reader, name string, classes []string) (*Dataset, error) {
 		return nil, err
 	}
 	b := &binReader{r: zr, name: name, decompressed: gz}
+	bud := newBudget(r)
 	var (
 		x   []float64
 		y   []int
@@ -60,6 +64,9 @@ func ReadCIFAR10(r io.Reader, name string, classes []string) (*Dataset, error) {
 		if int(rec[0]) >= len(classes) {
 			return nil, b.errAt(start, "record %d: label %d, expected a class index below %d", len(y), rec[0], len(classes))
 		}
+		if err := bud.row(8 * cifarRecord); err != nil {
+			return nil, b.errAt(start, "record %d: %v", len(y), err)
+		}
 		y = append(y, int(rec[0]))
 		for _, p := range rec[1:] {
 			x = append(x, float64(p)/255)
@@ -83,6 +90,7 @@ func readClassNames(r io.Reader, name string) ([]string, error) {
 	var names []string
 	blank := 0
 	seen := map[string]int{}
+	bud := newBudget(r)
 	for {
 		s, ok, err := lr.next()
 		if err != nil {
@@ -101,6 +109,9 @@ func readClassNames(r io.Reader, name string) ([]string, error) {
 		}
 		if prev, dup := seen[s]; dup {
 			return nil, lineErr(name, lr.line, "class name %q repeats line %d", clip(s), prev)
+		}
+		if err := bud.row(int64(len(s)) + 64); err != nil { // the name, in the slice and the map
+			return nil, budgetErr(name, lr.line, err)
 		}
 		seen[s] = lr.line
 		names = append(names, s)

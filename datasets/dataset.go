@@ -68,7 +68,7 @@ func (d *Dataset) Row(i int) []float64 {
 // ClassCounts returns the number of rows of each class, indexed like Classes
 // (or up to the largest label when Classes is empty). It returns nil for regression data.
 func (d *Dataset) ClassCounts() []int {
-	if d.Y == nil {
+	if d == nil || d.Y == nil {
 		return nil
 	}
 	k := len(d.Classes)

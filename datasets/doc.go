@@ -58,7 +58,18 @@
 //   - a registry file must be a regular file (not a device or a FIFO, even behind a
 //     symlink) and is read up to one byte past its recorded size, a longer one being a
 //     size mismatch;
-//   - binary formats never allocate from a size field before the data is there.
+//   - binary formats never allocate from a size field before the data is there, and a
+//     header that announces more than the limits below is refused from the header;
+//   - every reader takes at most [MaxInputBytes] bytes of (decompressed) input, reads at most
+//     [MaxRows] rows and holds at most [MaxDatasetBytes] bytes for the dataset, each checked
+//     while it reads;
+//   - a registry file's size and checksum are checked before it is parsed;
+//   - text that is not UTF-8 with LF or CRLF line ends (UTF-16, CR alone) and gzip inside
+//     gzip are refused with what they are.
+//
+// [LoadHashed] hashes the bytes it parses as it reads them, once, so the digest a run stores
+// is that of the data it trained on. The Load functions open files without blocking and stop
+// reading when their context is done, even on a FIFO or a pipe.
 //
 // # Registry
 //

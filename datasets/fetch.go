@@ -47,6 +47,9 @@ type FileStatus struct {
 // Check reports the state of each file of the named registry dataset under dir, hashing the
 // files that are there (which reads them whole).
 func Check(ctx context.Context, name, dir string) ([]FileStatus, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	in, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("datasets: unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))
@@ -77,7 +80,8 @@ func verifyFile(ctx context.Context, p string, f File) error {
 	if err != nil {
 		return err
 	}
-	return v.finish(nil)
+	// open checked the size and checksums before returning (opener.precheck).
+	return v.closer.Close()
 }
 
 // ErrNotDownloadable is matched (errors.Is) by Fetch's error for a file that the registry's
@@ -135,6 +139,9 @@ type FetchOptions struct {
 // HTTP Range request; a download that does not match is deleted, .part included. It returns
 // the paths it downloaded.
 func Fetch(ctx context.Context, name, dir string, opt FetchOptions) ([]string, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	in, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("datasets: unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))

@@ -3,6 +3,7 @@ package datasets
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"strconv"
 )
@@ -22,6 +23,9 @@ const (
 // Classes are "0" … the largest label. The counts in both headers must agree, be positive,
 // and each file must hold exactly the data its header announces.
 func ReadIDX(images io.Reader, imagesName string, labels io.Reader, labelsName string) (*Dataset, error) {
+	if err := errors.Join(nilInput(images, imagesName), nilInput(labels, labelsName)); err != nil {
+		return nil, err
+	}
 	return readIDX(images, imagesName, labels, labelsName, 0)
 }
 
@@ -37,6 +41,8 @@ func readIDX(images io.Reader, imagesName string, labels io.Reader, labelsName s
 		return nil, err
 	}
 	b := &binReader{r: zr, name: imagesName, decompressed: gz}
+	bud := newBudget(images)
+	bud.hold(9 * int64(len(y))) // the labels, read and as ints
 	var hdr [16]byte
 	if err := b.full(hdr[:4], "the IDX magic number"); err != nil {
 		return nil, err
@@ -57,6 +63,11 @@ func readIDX(images io.Reader, imagesName string, labels io.Reader, labelsName s
 		return nil, b.errAt(4, "%d images, but %s has %d labels", n, labelsName, len(y))
 	}
 	d := rows * cols
+	// The pixels take a byte as read and 8 as float64: refused from the header when they
+	// cannot fit, before a byte of them is decompressed.
+	if err := bud.announce(n, 9*n*d); err != nil {
+		return nil, b.errAt(4, "header: %d images of %d×%d pixels: %v", n, rows, cols, err)
+	}
 	pix, err := b.readN(n*d, strconv.FormatInt(n, 10)+" images of "+strconv.FormatInt(rows, 10)+"×"+strconv.FormatInt(cols, 10)+" pixels")
 	if err != nil {
 		return nil, err
@@ -84,6 +95,7 @@ func readIDXLabels(r io.Reader, name string, classes int) ([]int, error) {
 		return nil, err
 	}
 	b := &binReader{r: zr, name: name, decompressed: gz}
+	bud := newBudget(r)
 	var hdr [8]byte
 	if err := b.full(hdr[:4], "the IDX magic number"); err != nil {
 		return nil, err
@@ -97,6 +109,9 @@ func readIDXLabels(r io.Reader, name string, classes int) ([]int, error) {
 	n := int64(binary.BigEndian.Uint32(hdr[4:8]))
 	if n == 0 {
 		return nil, b.errAt(4, "label count 0, expected at least one label")
+	}
+	if err := bud.announce(n, 9*n); err != nil {
+		return nil, b.errAt(4, "header: %d labels: %v", n, err)
 	}
 	raw, err := b.readN(n, strconv.FormatInt(n, 10)+" labels")
 	if err != nil {

@@ -106,7 +106,7 @@ func TestRegistryFileLimits(t *testing.T) {
 		{"device", func(p string) error { return os.Symlink("/dev/urandom", p) }, "not a regular file"},
 		{"longer", func(p string) error {
 			return os.WriteFile(p, append(bytes.Clone(src), bytes.Repeat([]byte("5.0,3.0,1.0,0.2,0\n"), 1<<16)...), 0o644)
-		}, "more than 2,734 bytes"},
+		}, "size mismatch: expected 2,734 bytes, got 1,182,382 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -92,8 +92,8 @@ func (v *matVar) len() int { return len(v.data) / matElemSize(v.dataType) }
 // readMAT reads the numeric variables named in want from a little-endian MATLAB v5 MAT file,
 // with or without compression. Other variables are skipped; a wanted variable that is not a
 // real numeric array is an error.
-func readMAT(r io.Reader, name string, want map[string]bool) (vars map[string]*matVar, end int64, err error) {
-	b := &binReader{r: r, name: name}
+func readMAT(r io.Reader, name string, want map[string]bool, bud *budget) (vars map[string]*matVar, end int64, err error) {
+	b := &binReader{r: &inputLimiter{r: r, left: bud.lim.input, limit: bud.lim.input}, name: name, budget: bud}
 	var hdr [128]byte
 	if err := b.full(hdr[:], "the 128-byte MAT-file header"); err != nil {
 		return nil, 0, err
@@ -191,7 +191,7 @@ func readMATCompressed(b *binReader, start, size int64) ([]byte, error) {
 	if err != nil {
 		return nil, b.errAt(start, "miCOMPRESSED element: invalid zlib stream: %v", err)
 	}
-	inner := &binReader{r: zr, name: b.name}
+	inner := &binReader{r: zr, name: b.name, budget: b.budget}
 	fail := func(err error) error {
 		var pe *ParseError
 		if errors.As(err, &pe) {
@@ -342,7 +342,11 @@ func parseMATMatrix(content []byte, want map[string]bool) (*matVar, error) {
 // type, but every value must be a pixel value 0…255 (not NaN); every label must be an
 // integer 1…10. An error names the byte offset of the variable's element.
 func ReadSVHN(r io.Reader, name string) (*Dataset, error) {
-	vars, end, err := readMAT(r, name, map[string]bool{"X": true, "y": true})
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
+	bud := newBudget(r)
+	vars, end, err := readMAT(r, name, map[string]bool{"X": true, "y": true}, bud)
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +381,9 @@ func ReadSVHN(r io.Reader, name string) (*Dataset, error) {
 		y[i] = int(v) % 10
 	}
 	d := ch * h * w
+	if err := bud.announce(int64(n), 8*int64(n)*int64(d)); err != nil {
+		return nil, &ParseError{File: name, Offset: xv.off, Msg: fmt.Sprintf("X has dimensions %v: %v", xv.dims, err)}
+	}
 	x := make([]float64, n*d)
 	plane := h * w
 	// MATLAB index of (row r, col c, channel k, image i): r + h*(c + w*(k + ch*i)).

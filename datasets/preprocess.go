@@ -56,6 +56,9 @@ func EncodeNominal(d *Dataset) (*Dataset, error) {
 		}
 	}
 	dim := len(out)
+	if err := encodedFits("EncodeNominal", d, dim); err != nil {
+		return nil, err
+	}
 	x := make([]float64, d.N*dim)
 	for i := range d.N {
 		row, dst := d.Row(i), x[i*dim:(i+1)*dim]
@@ -132,8 +135,8 @@ func (e *OneHotEncoder) Dim() int {
 // Transform returns d one-hot encoded, with per-example shape [Dim()] and numeric features
 // named "feature=value" (the category name for nominal features).
 func (e *OneHotEncoder) Transform(d *Dataset) (*Dataset, error) {
-	if d == nil {
-		return nil, errors.New("datasets: OneHotEncoder.Transform: nil dataset")
+	if d == nil || e == nil {
+		return nil, errors.New("datasets: OneHotEncoder.Transform: nil dataset or encoder")
 	}
 	if d.D != len(e.Categories) {
 		return nil, fmt.Errorf("datasets: OneHotEncoder.Transform: %s has %d columns, the encoder was fitted on %d", d.Name, d.D, len(e.Categories))
@@ -160,6 +163,9 @@ func (e *OneHotEncoder) Transform(d *Dataset) (*Dataset, error) {
 			features = append(features, Feature{Name: e.columnName(j) + "=" + e.valueName(j, v), Kind: Numeric})
 		}
 		off += len(cats)
+	}
+	if err := encodedFits("OneHotEncoder.Transform", d, dim); err != nil {
+		return nil, err
 	}
 	x := make([]float64, d.N*dim)
 	for i := range d.N {
@@ -253,6 +259,9 @@ func FitStandardizer(train *Dataset) (*Standardizer, error) {
 
 // Transform returns d standardized; d is not modified.
 func (s *Standardizer) Transform(d *Dataset) (*Dataset, error) {
+	if s == nil {
+		return nil, errors.New("datasets: Transform of a nil *Standardizer")
+	}
 	if err := requireNumeric(d, "Standardizer.Transform"); err != nil {
 		return nil, err
 	}
@@ -313,4 +322,15 @@ func OneHot(y []int, k int) ([]float64, error) {
 		m[i*k+c] = 1
 	}
 	return m, nil
+}
+
+// encodedFits refuses an encoding whose matrix (d.N rows of dim float64s) would exceed
+// MaxDatasetBytes: a thousand-category column per feature of a large table makes one that
+// cannot be allocated.
+func encodedFits(what string, d *Dataset, dim int) error {
+	if need := 8 * int64(d.N) * int64(dim); need > MaxDatasetBytes {
+		return fmt.Errorf("datasets: %s: %s would have %d rows × %d columns (%s bytes), more than datasets.MaxDatasetBytes = %s",
+			what, d.Name, d.N, dim, groupDigits(need), groupDigits(MaxDatasetBytes))
+	}
+	return nil
 }

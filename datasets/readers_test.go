@@ -119,8 +119,9 @@ func TestReadIDXErrors(t *testing.T) {
 		{"labels wrong magic", good, "lb: byte offset 0: ", "magic number 0x00000803, expected 0x00000801"},
 		{"labels truncated", labels[:6], "lb: byte offset 6: ", "truncated: expected the label count"},
 		{"labels short", labels[:9], "lb: byte offset 9: ", "truncated: expected 3 labels (3 bytes from offset 8), got 1 bytes"},
-		// A header announcing 4 billion labels must fail on the data, not allocate for it.
-		{"labels huge count", cat(be32(0x801, 0xffffffff), []byte{1, 2}), "lb: byte offset 10: ", "expected 4294967295 labels"},
+		// A header announcing 4 billion labels is refused from the header (issue 52), without
+		// allocating for them.
+		{"labels huge count", cat(be32(0x801, 0xffffffff), []byte{1, 2}), "lb: byte offset 4: ", "4,294,967,295 rows announced, more than the limit of a reader (datasets.MaxRows"},
 		{"labels trailing", cat(labels, []byte{0}), "lb: byte offset 11: ", "unexpected data after the last label"},
 		{"labels count zero", idxLabels(), "lb: byte offset 4: ", "label count 0, expected at least one label"},
 		{"labels gzip truncated", gz(labels)[:20], "lb: decompressed byte offset ", "truncated"},

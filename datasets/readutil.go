@@ -2,8 +2,11 @@ package datasets
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ctxReader fails reads once ctx is done, so long loads can be cancelled.
@@ -27,37 +32,110 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// gunzipIfGzip returns r, decompressed when it starts with the gzip magic bytes.
-// The bool reports whether it was compressed.
+// gunzipIfGzip returns r, decompressed when it starts with the gzip magic bytes, and limited
+// to the input's MaxInputBytes (counted after decompression). The bool reports whether it
+// was compressed. A gzip stream that holds another gzip stream is refused: the readers
+// decompress once, and the inner stream's bytes would otherwise be parsed as data.
 func gunzipIfGzip(r io.Reader, name string) (io.Reader, bool, error) {
+	lim := limitsOf(r)
 	br := bufio.NewReaderSize(r, 1<<16)
 	magic, err := br.Peek(2)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, false, &ParseError{File: name, Msg: "read error", Err: err}
 	}
-	if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
-		return br, false, nil
+	if !bytes.Equal(magic, gzipMagic) {
+		return &inputLimiter{r: br, left: lim.input, limit: lim.input}, false, nil
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		return nil, true, &ParseError{File: name, Msg: "invalid gzip header", Err: err}
 	}
-	return zr, true, nil
+	inner := bufio.NewReaderSize(&inputLimiter{r: zr, left: lim.input, limit: lim.input}, 1<<16)
+	if m, _ := inner.Peek(2); bytes.Equal(m, gzipMagic) {
+		return nil, true, &ParseError{File: name, Decompressed: true, Msg: "gzip-compressed twice (the decompressed data is gzip again): decompress it once (gunzip) and read the result"}
+	}
+	return inner, true, nil
 }
 
-// openFile opens path for a Load function: cancellable through ctx.
+// openFile opens path for a Load function. The open does not block (a FIFO without a
+// writer would otherwise hang in it, beyond the reach of ctx and of signals), and the reads
+// are cancellable through ctx, even one that waits on a pipe or a FIFO. A file that is not a
+// regular one (a FIFO, /dev/stdin) is read once, as it comes.
 func openFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	f, _, err := openInput(ctx, path, nil)
+	return f, err
+}
+
+// input is an open file of a Load function; see openInput.
+type input struct {
+	ctx     context.Context
+	f       *os.File
+	r       io.Reader // f, or f teed into a hash
+	regular bool
+	n       int64 // bytes read
+	stop    func() bool
+}
+
+// errNilContext is what the Load functions return for a nil context (the context
+// package's rule is never to pass one; context.TODO is the placeholder).
+var errNilContext = errors.New("datasets: nil context.Context (pass context.Background() or context.TODO())")
+
+// nilInput is the error of a Read function given a nil reader, nil otherwise.
+func nilInput(r io.Reader, name string) error {
+	if r == nil {
+		return fmt.Errorf("datasets: reading %s from a nil io.Reader", name)
+	}
+	return nil
+}
+
+// openInput opens path for reading without blocking, makes its reads fail with ctx's error
+// once ctx is done, and, when h is not nil, writes every byte read into h.
+func openInput(ctx context.Context, path string, h io.Writer) (*input, bool, error) {
+	if ctx == nil {
+		return nil, false, errNilContext
+	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{ctxReader{ctx, bufio.NewReaderSize(f, 1<<16)}, f}, nil
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	in := &input{ctx: ctx, f: f, r: f, regular: fi.Mode().IsRegular()}
+	if h != nil {
+		in.r = io.TeeReader(f, h)
+	}
+	// A read of a regular file ends by itself; one of a pipe waits in the poller, whose
+	// deadline ends it when ctx is done.
+	in.stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Now()) })
+	return in, in.regular, nil
+}
+
+func (in *input) Read(p []byte) (int, error) {
+	if err := in.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := in.r.Read(p)
+	in.n += int64(n)
+	if err != nil {
+		if cerr := in.ctx.Err(); cerr != nil {
+			return n, cerr
+		}
+		if errors.Is(err, io.EOF) && in.n == 0 && !in.regular {
+			return 0, fmt.Errorf("%s is not a regular file and gave no data (a FIFO reads as empty when nothing writes to it)", in.f.Name())
+		}
+	}
+	return n, err
+}
+
+func (in *input) Close() error {
+	in.stop()
+	return in.f.Close()
 }
 
 // loadFile opens path and parses it with read.
@@ -68,7 +146,44 @@ func loadFile[T any](ctx context.Context, path string, read func(io.Reader, stri
 		return zero, err
 	}
 	defer f.Close()
-	return read(f, path)
+	return read(bufio.NewReaderSize(f, 1<<16), path)
+}
+
+// Digest identifies the bytes a load read from its file, as stored (compressed or not).
+type Digest struct {
+	SHA256 string // hex
+	Bytes  int64
+}
+
+// LoadHashed opens path and parses it with read (a Read function of this package, in a
+// closure for its options), hashing the bytes as they are read: the digest is that of the very
+// bytes the dataset was parsed from, read once. A file replaced while it is read, a FIFO or
+// /dev/stdin thus cannot give a dataset of one content and the hash of another (a second read
+// to hash the file could). Bytes the parser leaves unread are read and hashed too, up to
+// MaxInputBytes. Reads stop when ctx is done.
+func LoadHashed(ctx context.Context, path string, read func(io.Reader, string) (*Dataset, error)) (*Dataset, Digest, error) {
+	if read == nil {
+		return nil, Digest{}, errors.New("datasets: LoadHashed with a nil read function")
+	}
+	h := sha256.New()
+	in, _, err := openInput(ctx, path, h)
+	if err != nil {
+		return nil, Digest{}, err
+	}
+	defer in.Close()
+	d, err := read(bufio.NewReaderSize(in, 1<<16), path)
+	if err != nil {
+		return nil, Digest{}, err
+	}
+	// What read buffered and left, and what it never read.
+	rest, err := io.Copy(io.Discard, io.LimitReader(in, MaxInputBytes+1))
+	if err != nil {
+		return nil, Digest{}, fmt.Errorf("datasets: %s: %w", path, err)
+	}
+	if rest > MaxInputBytes {
+		return nil, Digest{}, fmt.Errorf("datasets: %s: more than %s bytes after the data (datasets.MaxInputBytes)", path, groupDigits(MaxInputBytes))
+	}
+	return d, Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: in.n}, nil
 }
 
 // MaxLineBytes is the longest line the text readers (CSV, TSV, ARFF and the other delimited
@@ -139,7 +254,12 @@ func newLineReader(r io.Reader, name string) (*lineReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lineReader{r: bufio.NewReaderSize(newLineLimiter(r), 1<<16), name: name}, nil
+	br := bufio.NewReaderSize(newLineLimiter(r), 1<<16)
+	peek, perr := br.Peek(1 << 16)
+	if err := sniffText(peek, perr != nil, name); err != nil {
+		return nil, err
+	}
+	return &lineReader{r: br, name: name}, nil
 }
 
 // next returns the next line; ok is false at the end of the input. A read error (I/O,
@@ -170,33 +290,87 @@ func (lr *lineReader) next() (line string, ok bool, err error) {
 	return s, true, nil
 }
 
+// numKind classifies a field that parseNumber refuses (or numOK).
+type numKind int
+
+const (
+	numOK       numKind = iota
+	numEmpty            // an empty field
+	numNaN              // "NaN" in any case, with or without a sign
+	numInf              // an infinity
+	numText             // not a number
+	numOverflow         // a decimal number beyond the float64 range
+	numComma            // a number written with a decimal comma ("0,123", "1.234,5")
+)
+
 // parseNumber parses a finite decimal number such as "3", "-0.25" or "1e-3", trimming
 // surrounding spaces. Everything else is an error that says what was found: an empty field,
-// text, a hexadecimal or otherwise non-decimal number, "NaN", an infinity ("inf", "Infinity")
-// or a value beyond the float64 range. Missing values are not NaN text: the formats that
-// allow them have their own notation (ARFF "?"), handled by their readers.
+// text, a hexadecimal or otherwise non-decimal number, "NaN", an infinity ("inf", "Infinity"),
+// a value beyond the float64 range or a number with a decimal comma. Missing values are not
+// NaN text: the formats that allow them have their own notation (ARFF "?"), handled by their
+// readers.
 func parseNumber(s string) (float64, error) {
+	v, _, err := classifyNumber(s)
+	return v, err
+}
+
+// classifyNumber is parseNumber, also saying what kind of field a refused one is.
+func classifyNumber(s string) (float64, numKind, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, errors.New("empty field, expected a finite number")
+		return 0, numEmpty, errors.New("empty field, expected a finite number")
 	}
 	switch strings.ToLower(strings.TrimLeft(t, "+-")) {
 	case "nan":
-		return 0, fmt.Errorf("NaN (%q), expected a finite number", t)
+		return 0, numNaN, fmt.Errorf("NaN (%q), expected a finite number", t)
 	case "inf", "infinity":
-		return 0, fmt.Errorf("infinity (%q), expected a finite number", t)
+		return 0, numInf, fmt.Errorf("infinity (%q), expected a finite number", t)
 	}
 	if strings.Trim(t, "0123456789+-.eE") != "" {
-		return 0, fmt.Errorf("%q is not a number, expected a finite decimal number", clip(t))
+		if decimalComma(t) {
+			return 0, numComma, fmt.Errorf("%q is a number with a decimal comma: write decimal numbers with a point (%q)", clip(t), clip(commaToPoint(t)))
+		}
+		return 0, numText, fmt.Errorf("%q is not a number, expected a finite decimal number", clip(t))
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return 0, fmt.Errorf("%q is beyond the float64 range, expected a finite number", clip(t))
+			return 0, numOverflow, fmt.Errorf("%q is beyond the float64 range, expected a finite number", clip(t))
 		}
-		return 0, fmt.Errorf("%q is not a number, expected a finite decimal number", clip(t))
+		return 0, numText, fmt.Errorf("%q is not a number, expected a finite decimal number", clip(t))
 	}
-	return v, nil
+	return v, numOK, nil
+}
+
+// decimalComma reports whether t is a decimal number written with a decimal comma, as many
+// locales write them: "0,123", "-1,5e3", "1.234,5" (a point grouping thousands).
+func decimalComma(t string) bool {
+	if strings.Count(t, ",") != 1 || strings.Trim(t, "0123456789+-.,eE") != "" {
+		return false
+	}
+	whole, frac, _ := strings.Cut(strings.TrimLeft(t, "+-"), ",")
+	if frac == "" || frac[0] < '0' || frac[0] > '9' {
+		return false
+	}
+	if strings.Contains(whole, ".") {
+		// Points before the comma must group thousands: 1.234.567,8.
+		groups := strings.Split(whole, ".")
+		if len(groups[0]) == 0 || len(groups[0]) > 3 {
+			return false
+		}
+		for _, g := range groups[1:] {
+			if len(g) != 3 {
+				return false
+			}
+		}
+	}
+	_, err := strconv.ParseFloat(commaToPoint(t), 64)
+	return err == nil
+}
+
+// commaToPoint rewrites a decimal-comma number with a decimal point.
+func commaToPoint(t string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(t, ".", ""), ",", ".")
 }
 
 // parseClassCode parses an integral class code such as "3" or "3.0".
@@ -226,6 +400,7 @@ type binReader struct {
 	name         string
 	off          int64
 	decompressed bool
+	budget       *budget // what the read may hold; nil: no limit
 }
 
 // errAt returns a *ParseError at byte offset off.
@@ -254,6 +429,11 @@ func (b *binReader) full(p []byte, what string) error {
 // the input runs out.
 func (b *binReader) readN(n int64, what string) ([]byte, error) {
 	const initial = 1 << 16
+	if b.budget != nil {
+		if err := b.budget.hold(n); err != nil {
+			return nil, b.errAt(b.off, "%s: %v", what, err)
+		}
+	}
 	buf := make([]byte, 0, min(n, initial))
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {

@@ -112,6 +112,9 @@ func Lookup(name string) (Info, bool) {
 // [LoadEmbedded]), which are byte-identical to the registered files. A file whose content
 // differs gives a [*ChecksumError]; a malformed one a [*ParseError].
 func Load(ctx context.Context, name, dir string) (train, test *Dataset, err error) {
+	if ctx == nil {
+		return nil, nil, errNilContext
+	}
 	in, ok := Lookup(name)
 	if !ok {
 		return nil, nil, fmt.Errorf("datasets: unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))
@@ -251,7 +254,13 @@ func (o *opener) open(i int) (*verified, error) {
 		rc, err = o.fsys.Open("embedded/" + path.Base(f.Path))
 	} else {
 		v.name = filepath.Join(o.dir, filepath.FromSlash(f.Path))
-		rc, err = openRegular(v.name)
+		var file *os.File
+		if file, err = openRegular(v.name); err == nil {
+			if err = o.precheck(file, v.name, f); err != nil {
+				file.Close()
+			}
+			rc = file
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -269,6 +278,44 @@ func (o *opener) open(i int) (*verified, error) {
 	}
 	v.Reader = io.TeeReader(ctxReader{o.ctx, src}, w)
 	return v, nil
+}
+
+// precheck checks a registry file's size and checksums before it is parsed, so that a file
+// that is not the registered one (a gzip bomb of 1.5 MB in place of a 9.9 MB file, say) is
+// refused without being decompressed or parsed; then it rewinds the file. The parse hashes the
+// bytes again as it reads them (see verified.finish), so a file changed between the two reads
+// is refused too.
+func (o *opener) precheck(file *os.File, name string, f File) error {
+	fi, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	if f.Size > 0 && fi.Size() != f.Size {
+		return &ChecksumError{File: name, Kind: "size", Expected: groupDigits(f.Size) + " bytes", Actual: groupDigits(fi.Size()) + " bytes"}
+	}
+	if f.SHA256 == "" && f.MD5 == "" {
+		return nil
+	}
+	sha, sum := sha256.New(), md5.New()
+	var src io.Reader = file
+	if f.Size > 0 {
+		src = io.LimitReader(file, f.Size+1)
+	}
+	if _, err := io.Copy(io.MultiWriter(sha, sum), ctxReader{o.ctx, src}); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if want := f.SHA256; want != "" {
+		if got := hex.EncodeToString(sha.Sum(nil)); got != want {
+			return &ChecksumError{File: name, Kind: "sha256", Expected: want, Actual: got}
+		}
+	}
+	if want := f.MD5; want != "" {
+		if got := hex.EncodeToString(sum.Sum(nil)); got != want {
+			return &ChecksumError{File: name, Kind: "md5", Expected: want, Actual: got}
+		}
+	}
+	_, err = file.Seek(0, io.SeekStart)
+	return err
 }
 
 // openRegular opens a registry file, refusing anything but a regular file: a device or a

@@ -135,6 +135,7 @@ func readSpaceMatrix(r io.Reader, name string, d int) (*Dataset, error) {
 		return nil, err
 	}
 	ds := &Dataset{Name: name, D: d, Shape: []int{d}}
+	bud := newBudget(r)
 	for {
 		s, ok, err := lr.next()
 		if err != nil {
@@ -149,6 +150,9 @@ func readSpaceMatrix(r io.Reader, name string, d int) (*Dataset, error) {
 		}
 		if len(fields) != d {
 			return nil, lineErr(name, lr.line, "%d fields, expected %d", len(fields), d)
+		}
+		if err := bud.row(8 * int64(d)); err != nil {
+			return nil, budgetErr(name, lr.line, err)
 		}
 		for j, f := range fields {
 			v, err := parseNumber(f)

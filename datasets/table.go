@@ -2,9 +2,11 @@ package datasets
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -24,7 +26,11 @@ func newCSVReader(r io.Reader, name string, comma rune) (*csvReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(newLineLimiter(zr))
+	br := bufio.NewReaderSize(newLineLimiter(zr), 1<<16)
+	peek, perr := br.Peek(1 << 16)
+	if err := sniffText(peek, perr != nil, name); err != nil {
+		return nil, err
+	}
 	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
 		br.Discard(3)
 	}
@@ -71,6 +77,21 @@ func (c *csvReader) fieldErr(j int, format string, args ...any) *ParseError {
 	return fieldErr(c.name, line, col, format, args...)
 }
 
+// otherSeparator explains a header read as one column that holds another common separator
+// (a semicolon-separated export, the usual one where the decimal separator is a comma), or
+// "" when it does not: the reader splits at comma only, so such a header is one column.
+func otherSeparator(names []string, comma rune) string {
+	if len(names) != 1 {
+		return ""
+	}
+	for _, sep := range []rune{';', '\t', '|', ','} {
+		if sep != comma && strings.ContainsRune(names[0], sep) {
+			return fmt.Sprintf("; the header is one column holding %q: the file looks separated by %q, not by %q as it is read (convert it)", sep, sep, comma)
+		}
+	}
+	return ""
+}
+
 // ReadSklearnCSV parses a CSV file in scikit-learn's bundled-data format (iris.csv,
 // wine_data.csv, breast_cancer.csv, boston_house_prices.csv), gzip-compressed or not.
 //
@@ -82,6 +103,9 @@ func (c *csvReader) fieldErr(j int, format string, args ...any) *ParseError {
 // n_samples rows of n_features+1 fields. An error names the line and, for a bad value, its
 // column.
 func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	c, err := newCSVReader(r, name, ',')
 	if err != nil {
 		return nil, err
@@ -118,6 +142,7 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 		return nil, c.fieldErr(2+i, "class name %d is empty, expected a name for each class", i)
 	}
 	ds := &Dataset{Name: name, D: d, Shape: []int{d}, Classes: classes}
+	bud := newBudget(r)
 	// The feature names are made at the end: n_features is not trusted for an allocation
 	// before rows of that many fields have been read.
 	var names []string
@@ -150,6 +175,9 @@ func ReadSklearnCSV(r io.Reader, name string) (*Dataset, error) {
 		}
 		if len(rec) != d+1 {
 			return nil, c.errf("%d fields, expected %d (%d features and the %s)", len(rec), d+1, d, targetWord(regression))
+		}
+		if err := bud.row(8 * int64(d+1)); err != nil {
+			return nil, budgetErr(name, c.line, err)
 		}
 		for j, f := range rec[:d] {
 			v, err := parseNumber(f)
@@ -237,6 +265,9 @@ const MaxCategories = 1000
 // text. Features are named by the header or x0, x1, …. An error names the line and, for a
 // bad value, its column.
 func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
+	if err := nilInput(r, name); err != nil {
+		return nil, err
+	}
 	comma := opt.Comma
 	if comma == 0 {
 		comma = ','
@@ -258,6 +289,7 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		codes  []int
 		ds     = &Dataset{Name: name}
 		text   *textColumns
+		bud    = newBudget(r)
 	)
 	if opt.Header {
 		hdr, ok, err := c.next()
@@ -276,11 +308,11 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		if opt.Target != "" {
 			target = slices.Index(names, opt.Target)
 			if target < 0 {
-				return nil, c.errf("no target column %q in the header (columns: %s)", opt.Target, clip(strings.Join(names, ", ")))
+				return nil, c.errf("no target column %q in the header (columns: %s)%s", opt.Target, clip(strings.Join(names, ", ")), otherSeparator(names, comma))
 			}
 		}
 		if width < 2 {
-			return nil, c.errf("header has %d column(s), expected at least one feature and the target", width)
+			return nil, c.errf("header has %d column(s), expected at least one feature and the target%s", width, otherSeparator(names, comma))
 		}
 	}
 	for {
@@ -299,6 +331,20 @@ func ReadTable(r io.Reader, name string, opt TableOptions) (*Dataset, error) {
 		}
 		if len(rec) != width {
 			return nil, c.errf("%d fields, expected %d", len(rec), width)
+		}
+		// A number takes 8 bytes in X (and the codes); a field of a text table is kept as
+		// text, with its position, until the end.
+		size := 8 * int64(width)
+		if opt.Text {
+			// The arena's text and offsets, the row's position, and at the end its label
+			// and class index. Slices grow by doubling, so count them twice.
+			size += 2*16 + 16 + 8
+			for _, f := range rec {
+				size += 2 * (int64(len(f)) + 4)
+			}
+		}
+		if err := bud.row(size); err != nil {
+			return nil, budgetErr(name, c.line, err)
 		}
 		if opt.Text {
 			if text == nil {
@@ -374,72 +420,156 @@ func uniqueNames(c *csvReader, names []string) error {
 type position struct{ line, col int }
 
 // textColumns collects a table read with TableOptions.Text: every field as read, since
-// whether a column is text or numbers is known only at the end.
+// whether a column is text or numbers is known only at the end. The fields are kept in one
+// string (an arena) with their end offsets, a few bytes each beyond their text, so that a
+// large table holds little more than its own size.
 type textColumns struct {
 	width, target int
 	regression    bool
-	fields        []string   // row-major, width per row
-	pos           []position // per field
-	firstText     []int      // per column: index into fields of its first non-number, or -1
+	arena         strings.Builder
+	ends          []uint32   // per field: its end in arena (row-major, width per row)
+	rowPos        []position // per row: where its target field is
+	text          string     // the arena, once finished
+	firstText     []cell     // per column: its first non-number (row −1: none)
 	numbers       []int      // per column: how many fields are numbers
+	commas        []int      // per column: how many fields are numbers with a decimal comma
+	firstComma    []cell     // per column: the first of them (row −1: none)
+	missing       []int      // per column: how many fields are missing values
+}
+
+// cell is a field kept for an error message: where it is and what it holds.
+type cell struct {
+	row   int // 0-based data row, or −1
+	pos   position
+	value string
 }
 
 func newTextColumns(width, target int, regression bool) *textColumns {
-	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]int, width), numbers: make([]int, width)}
+	t := &textColumns{width: width, target: target, regression: regression, firstText: make([]cell, width),
+		numbers: make([]int, width), commas: make([]int, width), firstComma: make([]cell, width), missing: make([]int, width)}
 	for j := range t.firstText {
-		t.firstText[j] = -1
+		t.firstText[j].row, t.firstComma[j].row = -1, -1
 	}
 	return t
 }
 
-// isMissing reports whether a feature field of a Text table is a missing value.
-func isMissing(f string) bool { return f == "" || f == "?" }
+// rows is the number of rows added.
+func (t *textColumns) rows() int { return len(t.rowPos) }
+
+// field returns field j of row i, once finished.
+func (t *textColumns) field(i, j int) string {
+	k := i*t.width + j
+	start := uint32(0)
+	if k > 0 {
+		start = t.ends[k-1]
+	}
+	return t.text[start:t.ends[k]]
+}
+
+// missingValues are the spellings of a missing value in a table read with TableOptions.Text:
+// those pandas.read_csv reads as NaN by default (the na_values entry of its documentation,
+// pandas 2.x; case-sensitive, as there), and "?" (UCI's and ARFF's).
+var missingValues = map[string]bool{
+	"": true, "?": true, "#N/A": true, "#N/A N/A": true, "#NA": true, "-1.#IND": true, "-1.#QNAN": true,
+	"-NaN": true, "-nan": true, "1.#IND": true, "1.#QNAN": true, "<NA>": true, "N/A": true, "NA": true,
+	"NULL": true, "NaN": true, "None": true, "n/a": true, "nan": true, "null": true,
+}
+
+// isMissing reports whether a field of a Text table is a missing value: in a feature column,
+// NaN; in the target, an error.
+func isMissing(f string) bool { return missingValues[f] }
 
 func (t *textColumns) add(c *csvReader, rec, names []string) error {
+	row := t.rows() + 1
 	for j, f := range rec {
 		line, col := c.r.FieldPos(j)
 		if j == t.target && isMissing(f) {
-			return fieldErr(c.name, line, col, "target column %d (%s): missing class value, expected a label", j+1, columnName(names, j))
+			what := "class"
+			if t.regression {
+				what = "target"
+			}
+			return fieldErr(c.name, line, col, "target column %d (%s): missing %s value %q in data %s, expected a %s (drop or fill the row)",
+				j+1, columnName(names, j), what, f, rowNumber(row), map[bool]string{false: "label", true: "number"}[t.regression])
 		}
-		t.fields = append(t.fields, f)
-		t.pos = append(t.pos, position{line, col})
-		switch _, err := parseNumber(f); {
-		case err == nil:
+		if t.arena.Len()+len(f) > math.MaxUint32 {
+			return fieldErr(c.name, line, col, "more than 4 GiB of fields held as text")
+		}
+		t.arena.WriteString(f)
+		t.ends = append(t.ends, uint32(t.arena.Len()))
+		if j == t.target {
+			t.rowPos = append(t.rowPos, position{line, col})
+		}
+		_, kind, err := classifyNumber(f)
+		switch {
+		case kind == numOK:
 			t.numbers[j]++
 		case j != t.target && isMissing(f):
+			t.missing[j]++
+		case kind == numOverflow && j == t.target && !t.regression && integerLiteral(f):
+			// An integer class label of any length is compared exactly (see intLabel).
+			t.numbers[j]++
+		case kind == numOverflow:
+			return fieldErr(c.name, line, col, "column %d (%s), data %s: %v", j+1, columnName(names, j), rowNumber(row), err)
 		case j == t.target && t.regression:
 			return fieldErr(c.name, line, col, "target column %d (%s): %v", j+1, columnName(names, j), err)
-		case t.firstText[j] < 0:
-			t.firstText[j] = len(t.fields) - 1
+		default:
+			here := cell{row: row - 1, pos: position{line, col}, value: strings.Clone(f)}
+			if kind == numComma {
+				t.commas[j]++
+				if t.firstComma[j].row < 0 {
+					t.firstComma[j] = here
+				}
+			}
+			if t.firstText[j].row < 0 {
+				t.firstText[j] = here
+			}
 		}
 	}
 	return nil
 }
 
+// commaColumn refuses a text column most of whose values are numbers once decimal commas
+// are read as points: as text it would be one-hot encoded into a category per value, a
+// silently useless feature (or, as the target, a class per value).
+func (t *textColumns) commaColumn(name string, names []string, j, n int) error {
+	if t.commas[j] == 0 || 2*(t.commas[j]+t.numbers[j]) <= n-t.missing[j] {
+		return nil
+	}
+	p, v := t.firstComma[j].pos, t.firstComma[j].value
+	return fieldErr(name, p.line, p.col, "column %d (%s) holds numbers with decimal commas (%q, %d of its %d values): write them with decimal points (%q), e.g. by exporting the file with a point as the decimal separator",
+		j+1, columnName(names, j), clip(v), t.commas[j], n-t.missing[j], clip(commaToPoint(v)))
+}
+
 // finish fills ds's X, Features and labels.
 func (t *textColumns) finish(name string, names, featureNames []string, ds *Dataset) error {
-	n := len(t.fields) / t.width
+	n := t.rows()
+	t.text = t.arena.String()
 	ds.X = make([]float64, 0, n*(t.width-1))
 	index := make([]map[string]int, t.width) // category indices of the text feature columns
 	k := 0
 	for j := range t.width {
+		if t.firstText[j].row >= 0 {
+			if err := t.commaColumn(name, names, j, n); err != nil {
+				return err
+			}
+		}
 		if j == t.target {
 			continue
 		}
 		f := Feature{Name: featureNames[k], Kind: Numeric}
 		k++
-		if t.firstText[j] < 0 {
+		if t.firstText[j].row < 0 {
 			ds.Features = append(ds.Features, f)
 			continue
 		}
 		var values []string
 		for i := range n {
-			if v := t.fields[i*t.width+j]; !isMissing(v) {
+			if v := t.field(i, j); !isMissing(v) {
 				values = append(values, v)
 			}
 		}
 		f.Kind, f.Categories = Nominal, slices.Compact(slices.Sorted(slices.Values(values)))
-		p, first := t.pos[t.firstText[j]], t.fields[t.firstText[j]]
+		p, first := t.firstText[j].pos, t.firstText[j].value
 		switch {
 		case len(f.Categories) > MaxCategories:
 			return fieldErr(name, p.line, p.col, "column %d (%s) holds text (%q) with %d distinct values, more than MaxCategories = %d: an identifier or free text, not a category; drop the column",
@@ -459,7 +589,7 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 			if j == t.target {
 				continue
 			}
-			v := t.fields[i*t.width+j]
+			v := t.field(i, j)
 			switch {
 			case isMissing(v):
 				ds.X = append(ds.X, math.NaN())
@@ -473,7 +603,7 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 	}
 	labels := make([]string, n)
 	for i := range n {
-		labels[i] = t.fields[i*t.width+t.target]
+		labels[i] = t.field(i, t.target)
 	}
 	if t.regression {
 		ds.Target = make([]float64, n)
@@ -482,35 +612,95 @@ func (t *textColumns) finish(name string, names, featureNames []string, ds *Data
 		}
 		return nil
 	}
-	if t.firstText[t.target] < 0 {
-		// Numbers only: integer codes are classes in numeric order; anything else is a
-		// continuous target.
-		codes := make([]float64, n)
+	if t.firstText[t.target].row < 0 {
+		// Numbers only: integer codes are classes in numeric order, compared exactly (as
+		// float64, 9007199254740992 and 9007199254740993 would be one class); anything else
+		// is a continuous target.
 		for i, v := range labels {
-			codes[i], _ = parseNumber(v)
-			if codes[i] != math.Trunc(codes[i]) || math.Abs(codes[i]) > 1<<53 {
-				p := t.pos[i*t.width+t.target]
-				return fieldErr(name, p.line, p.col, "target column %d (%s) holds the non-integer number %q: a continuous target is regression, not classification (class labels are text or integers)",
-					t.target+1, columnName(names, t.target), clip(v))
+			c, ok := intLabel(v)
+			if !ok {
+				p := t.rowPos[i]
+				what := "the non-integer number"
+				if x, _ := parseNumber(v); x == math.Trunc(x) {
+					what = "a number not written as an exact integer,"
+				}
+				return fieldErr(name, p.line, p.col, "target column %d (%s) holds %s %q: a continuous target is regression, not classification (class labels are text or integers)",
+					t.target+1, columnName(names, t.target), what, clip(v))
 			}
+			labels[i] = c
 		}
-		distinct := slices.Compact(slices.Sorted(slices.Values(codes)))
-		ds.Classes = make([]string, len(distinct))
-		for c, v := range distinct {
-			ds.Classes[c] = strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		ds.Y = make([]int, n)
-		for i, v := range codes {
-			ds.Y[i], _ = slices.BinarySearch(distinct, v)
-		}
-		return nil
+		ds.Classes = slices.Compact(slices.SortedFunc(slices.Values(labels), cmpIntLabels))
+	} else {
+		ds.Classes = slices.Compact(slices.Sorted(slices.Values(labels)))
 	}
-	ds.Classes = slices.Compact(slices.Sorted(slices.Values(labels)))
+	ix := make(map[string]int, len(ds.Classes))
+	for c, v := range ds.Classes {
+		ix[v] = c
+	}
 	ds.Y = make([]int, n)
 	for i, v := range labels {
-		ds.Y[i], _ = slices.BinarySearch(ds.Classes, v)
+		ds.Y[i] = ix[v]
 	}
 	return nil
+}
+
+// integerLiteral reports whether s (spaces trimmed) is an optionally signed run of digits.
+func integerLiteral(s string) bool {
+	t := strings.TrimLeft(strings.TrimSpace(s), "+-")
+	return len(strings.TrimSpace(s))-len(t) <= 1 && t != "" && strings.Trim(t, "0123456789") == ""
+}
+
+// intLabel returns the canonical decimal form of an integer class label ("7" for "+007",
+// "7.0" or "7e0"), exactly for any number of digits; ok is false for a number that is not
+// exactly an integer.
+func intLabel(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	neg := strings.HasPrefix(t, "-")
+	digits := strings.TrimLeft(t, "+-")
+	if whole, frac, found := strings.Cut(digits, "."); found && strings.Trim(frac, "0") == "" && !strings.ContainsAny(frac, "eE") {
+		digits = whole // 7.0, 7.
+	}
+	if len(t)-len(strings.TrimLeft(t, "+-")) > 1 {
+		return "", false
+	}
+	if digits != "" && strings.Trim(digits, "0123456789") == "" {
+		digits = strings.TrimLeft(digits, "0")
+		if digits == "" {
+			return "0", true
+		}
+		if neg {
+			return "-" + digits, true
+		}
+		return digits, true
+	}
+	// Other notations (1e3): exact only within float64's integers.
+	v, err := parseNumber(t)
+	if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return "", false
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64), true
+}
+
+// cmpIntLabels orders canonical integer labels numerically.
+func cmpIntLabels(a, b string) int {
+	an, bn := strings.HasPrefix(a, "-"), strings.HasPrefix(b, "-")
+	switch {
+	case an && !bn:
+		return -1
+	case !an && bn:
+		return 1
+	case an:
+		return cmpDigits(b[1:], a[1:])
+	}
+	return cmpDigits(a, b)
+}
+
+// cmpDigits orders decimal digit strings without leading zeros by value.
+func cmpDigits(a, b string) int {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	return strings.Compare(a, b)
 }
 
 // indexCodes maps integer class codes to indices into their sorted distinct values.

@@ -80,3 +80,30 @@ func TestArtifactsRefuseSymlinksAndReplaceAtomically(t *testing.T) {
 		t.Errorf("a failed write left %d files", len(entries))
 	}
 }
+
+// TestArtifactsStayInTheirFolder: an output named from what a store holds (a table, a figure
+// whose name carries a dataset from an imported run's options) is written in the folder given
+// or not at all: "../x" and "a/b" are refused before anything is written.
+func TestArtifactsStayInTheirFolder(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	for _, name := range []string{"../escaped", "sub/escaped", "/tmp/escaped", "../.."} {
+		res := &Result{Tables: []Table{{Name: name, Columns: []string{"a"}, Rows: [][]any{{1.0}}}}}
+		if err := res.SaveTables(dir); err == nil || !strings.Contains(err.Error(), "would leave") {
+			t.Errorf("table %q: %v", name, err)
+		}
+		if _, err := SavePlots(dir, name+".png", 100, 100); err == nil || !strings.Contains(err.Error(), "would leave") {
+			t.Errorf("figure %q: %v", name, err)
+		}
+	}
+	var found []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if len(found) > 0 {
+		t.Errorf("files written: %v", found)
+	}
+}

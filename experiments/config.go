@@ -181,7 +181,16 @@ func SetFlag(cfg Config, name, value string) error {
 	}
 	for _, f := range fields {
 		if f.Name == name {
-			return setValue(reflect.ValueOf(cfg).Elem().Field(f.index), f, value, true)
+			dst := reflect.ValueOf(cfg).Elem().Field(f.index)
+			if err := setValue(dst, f, value, true); err != nil {
+				return err
+			}
+			// A derived flag's zero is what leaving the flag out means: Finish would silently
+			// replace a zero the user gave (--tpe-startup 0 ran 7 or 20 random trials).
+			if f.Derived != "" && dst.IsZero() && dst.Kind() != reflect.String && dst.Kind() != reflect.Slice {
+				return FlagErrorf(name, "%s: 0 is what leaving the flag out means (derived: %s); give a positive value, or leave the flag out", strings.TrimSpace(value), f.Derived)
+			}
+			return nil
 		}
 	}
 	return FlagErrorf(name, "is not a flag of this experiment")

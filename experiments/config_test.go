@@ -89,6 +89,8 @@ func TestConfigErrors(t *testing.T) {
 		"picks=x,q": "--picks \"q\": want one of x, y",
 		"wait=soon": "--wait \"soon\": want a duration",
 		"nope=1":    "--nope is not a flag of test",
+		// Issue 52: --tpe-startup 0 silently meant the derived default.
+		"rate=0": "--rate 0: 0 is what leaving the flag out means (derived: 1/steps); give a positive value",
 	} {
 		k, v, _ := strings.Cut(flags, "=")
 		cfg, err := e.Configure(Quick, map[string]string{k: v})

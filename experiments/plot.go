@@ -7,7 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +32,10 @@ type Series struct {
 	// Color is the series' colour; nil takes the chart's palette in series order. Methods are
 	// drawn in MethodColor(method) in every figure.
 	Color color.Color
+	// Muted draws the series thin in the Muted grey, under every other (context, such as the ζ
+	// beyond a panel's MaxSeries); Emphasis draws it thicker and over every other (the method
+	// a figure is about, such as AHSC in its history).
+	Muted, Emphasis bool
 }
 
 // Panel is one chart: a title, axis labels and its lines. IntX and IntY tick an axis that
@@ -43,6 +47,9 @@ type Panel struct {
 	// LogY draws the y axis on a log scale (losses spanning decades); its values must be
 	// positive.
 	LogY bool
+	// MaxPoints, when positive, thins the panel's point series evenly (every k-th point of
+	// each) so that at most about MaxPoints are drawn; the x label then states how many.
+	MaxPoints int
 }
 
 var palette = []color.Color{
@@ -69,11 +76,51 @@ var methodColors = map[string]color.Color{
 	"bic": rgb(0x9467bd), "cv10": rgb(0xff7f0e), "pac-bayes-oracle": rgb(0xe377c2), "min-norm": rgb(0x7f7f7f),
 }
 
-// zetaColors colour weightdecay's ζ grids (each preset's grid is distinct, and none is Eq. 1's
-// blue).
+// zetaColors is the one ζ→colour map of every figure, fixed by the value (never by the order a
+// panel lists its ζ): Eq. 1 (ζ=0) is the validation objective's blue, the decades take the
+// most distinct colours (10 red, 100 green, 1000 orange), the paper's 1–5 and the CIFAR-10
+// grid's 30 and 300 their own. A panel of more than MaxSeries ζ draws the decades in colour
+// and the rest muted (HighlightZetas).
 var zetaColors = map[float64]color.Color{
-	1: rgb(0xd62728), 2: rgb(0x2ca02c), 3: rgb(0xff7f0e), 4: rgb(0x9467bd), 5: rgb(0x8c564b),
-	10: rgb(0xd62728), 30: rgb(0x2ca02c), 100: rgb(0x2ca02c), 300: rgb(0x9467bd), 1000: rgb(0xff7f0e),
+	0: rgb(0x1f77b4), 1: rgb(0x9467bd), 10: rgb(0xd62728), 100: rgb(0x2ca02c), 1000: rgb(0xff7f0e), 10000: rgb(0x17becf),
+	2: rgb(0xe377c2), 3: rgb(0xbcbd22), 4: rgb(0x8c564b), 5: rgb(0x393b79), 30: rgb(0x637939), 300: rgb(0x843c39),
+}
+
+// MaxSeries is the most series a panel draws in distinguishable colours; more are muted.
+const MaxSeries = 6
+
+// Muted is the colour of a series drawn for context only (thin, under the others).
+var Muted color.Color = color.Gray{Y: 0xbb}
+
+// ZetaColor is the colour ζ=z is drawn in, the same in every panel of every figure; 0 is Eq. 1.
+func ZetaColor(z float64) color.Color {
+	if c, ok := zetaColors[z]; ok {
+		return c
+	}
+	return MethodColor(strconv.FormatFloat(z, 'g', -1, 64) + "ζ")
+}
+
+// HighlightZetas picks the ζ a panel draws in colour when it has more than MaxSeries: Eq. 1
+// (0) and the powers of ten, least first, up to MaxSeries; it returns the others, to be drawn
+// Muted, in their order (none when the panel has MaxSeries or fewer).
+func HighlightZetas(zs []float64) (muted []float64) {
+	if len(zs) <= MaxSeries {
+		return nil
+	}
+	var keep []float64
+	for _, z := range zs {
+		if e := math.Log10(z); z == 0 || (z > 0 && math.Abs(e-math.Round(e)) < 1e-9) {
+			keep = append(keep, z)
+		}
+	}
+	slices.Sort(keep)
+	keep = keep[:min(len(keep), MaxSeries)]
+	for _, z := range zs {
+		if !slices.Contains(keep, z) {
+			muted = append(muted, z)
+		}
+	}
+	return muted
 }
 
 // extraColors colour names the maps do not know, by a hash of the name (never Eq. 1's blue).
@@ -89,9 +136,7 @@ func MethodColor(name string) color.Color {
 		return methodColors["cv10"]
 	}
 	if v, err := strconv.ParseFloat(strings.TrimPrefix(name, "ζ="), 64); err == nil && strings.HasPrefix(name, "ζ=") {
-		if c, ok := zetaColors[v]; ok {
-			return c
-		}
+		return ZetaColor(v)
 	}
 	h := fnv.New32a()
 	h.Write([]byte(name))
@@ -137,23 +182,160 @@ func (p Panel) plot() (*plot.Plot, error) {
 		pl.Y.Tick.Marker = IntegerTicks{}
 	}
 	if p.LogY {
-		pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, LogTicks{}
 	}
-	for i, s := range p.Series {
-		c := s.Color
-		if c == nil {
-			c = palette[i%len(palette)]
+	series, note := thin(p.Series, p.MaxPoints)
+	if note != "" {
+		pl.X.Label.Text += " " + note
+	}
+	// Muted series first (under), emphasized last (on top); the legend keeps the panel's order.
+	thumbs := make([][]plot.Thumbnailer, len(series))
+	for _, layer := range []func(Series) bool{
+		func(s Series) bool { return s.Muted },
+		func(s Series) bool { return !s.Muted && !s.Emphasis },
+		func(s Series) bool { return !s.Muted && s.Emphasis },
+	} {
+		for i, s := range series {
+			if !layer(s) {
+				continue
+			}
+			c := s.Color
+			if s.Muted {
+				c = Muted
+			} else if c == nil {
+				c = palette[i%len(palette)]
+			}
+			th, err := addSeries(pl, s, c)
+			if err != nil {
+				return nil, err
+			}
+			thumbs[i] = th
 		}
-		if err := addSeries(pl, s, c); err != nil {
-			return nil, err
+	}
+	for i, s := range series {
+		if s.Label != "" {
+			pl.Legend.Add(s.Label, thumbs[i]...)
 		}
 	}
 	return pl, nil
 }
 
-// addSeries draws one series of a panel in colour c.
-func addSeries(pl *plot.Plot, s Series, c color.Color) error {
+// thin keeps every k-th point of each point series, k the least that leaves at most max
+// points in all, and says so ("" when nothing is dropped).
+func thin(series []Series, max int) ([]Series, string) {
+	total := 0
+	for _, s := range series {
+		if s.Points {
+			total += len(s.X)
+		}
+	}
+	if max <= 0 || total <= max {
+		return series, ""
+	}
+	k := (total + max - 1) / max
+	out, drawn := make([]Series, len(series)), 0
+	for i, s := range series {
+		out[i] = s
+		if !s.Points {
+			continue
+		}
+		out[i].X, out[i].Y = nil, nil
+		for j := 0; j < len(s.X) && j < len(s.Y); j += k {
+			out[i].X, out[i].Y = append(out[i].X, s.X[j]), append(out[i].Y, s.Y[j])
+		}
+		drawn += len(out[i].X)
+	}
+	return out, fmt.Sprintf("(every %d%s point drawn: %d of %d)", k, ordinal(k), drawn, total)
+}
+
+func ordinal(k int) string {
+	switch {
+	case k%100 >= 11 && k%100 <= 13:
+		return "th"
+	case k%10 == 1:
+		return "st"
+	case k%10 == 2:
+		return "nd"
+	case k%10 == 3:
+		return "rd"
+	}
+	return "th"
+}
+
+// LogTicks ticks a log axis at the powers of ten (and at 2 and 5 times them when fewer than
+// two powers fall in the range), every label in one format: plain decimals when all lie in
+// [0.001, 10000], else all as "Me±K" ("1e7", "1e6", "1e5"), never plot.LogTicks' mix of
+// "1e+07" and "100000".
+type LogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi) // its panic, as a log scale's
+	}
+	in := func(v float64) bool { return v >= lo*(1-1e-9) && v <= hi*(1+1e-9) }
+	type tick struct {
+		m, e int
+	}
+	var all []tick
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		for m := 1; m <= 9; m++ {
+			all = append(all, tick{m, e})
+		}
+	}
+	value := func(t tick) float64 { return float64(t.m) * math.Pow10(t.e) }
+	// Label the powers of ten; then 2 and 5 times them, then every tick, until two fall in range.
+	var labelled func(tick) bool
+	for _, rule := range []func(tick) bool{
+		func(t tick) bool { return t.m == 1 },
+		func(t tick) bool { return t.m == 1 || t.m == 2 || t.m == 5 },
+		func(tick) bool { return true },
+	} {
+		labelled = rule
+		n := 0
+		for _, t := range all {
+			n += b2i(rule(t) && in(value(t)))
+		}
+		if n >= 2 {
+			break
+		}
+	}
+	plain := true
+	for _, t := range all {
+		if labelled(t) && (t.e < -3 || t.e > 4) {
+			plain = false
+		}
+	}
+	var ticks []plot.Tick
+	for _, t := range all {
+		tk := plot.Tick{Value: value(t)}
+		if labelled(t) {
+			tk.Label = fmt.Sprintf("%de%d", t.m, t.e)
+			if plain {
+				tk.Label = strconv.FormatFloat(tk.Value, 'f', max(0, -t.e), 64)
+			}
+		}
+		ticks = append(ticks, tk)
+	}
+	return ticks
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// addSeries draws one series of a panel in colour c and returns its legend thumbnails.
+func addSeries(pl *plot.Plot, s Series, c color.Color) ([]plot.Thumbnailer, error) {
 	line := draw.LineStyle{Color: c, Width: vg.Points(1.5)}
+	switch {
+	case s.Muted:
+		line.Width = vg.Points(0.8)
+	case s.Emphasis:
+		line.Width = vg.Points(3)
+	}
 	if s.Dashed {
 		line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 	}
@@ -185,7 +367,7 @@ func addSeries(pl *plot.Plot, s Series, c color.Color) error {
 	if len(band) > 2 {
 		poly, err := plotter.NewPolygon(band)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r, g, b, _ := c.RGBA()
 		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}
@@ -203,25 +385,24 @@ func addSeries(pl *plot.Plot, s Series, c color.Color) error {
 		if !s.Points {
 			l, err := plotter.NewLine(pts)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			l.LineStyle = line
 			pl.Add(l)
 		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return err
+		if s.Points || s.Big || (!s.Muted && len(pts) <= 60) { // a long or muted line needs no dots
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = glyph
+			if !s.Points && !s.Big {
+				sc.GlyphStyle.Radius = vg.Points(1.5)
+			}
+			pl.Add(sc)
 		}
-		sc.GlyphStyle = glyph
-		if !s.Points && !s.Big {
-			sc.GlyphStyle.Radius = vg.Points(1.5)
-		}
-		pl.Add(sc)
 	}
-	if s.Label != "" {
-		pl.Legend.Add(s.Label, thumbs...)
-	}
-	return nil
+	return thumbs, nil
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -272,6 +453,13 @@ func SaveScatterPNG(dir, name string, p Panel) (string, error) {
 // axes, into a column added on the right as wide as the widest legend, so that it covers no data;
 // a title too wide for the figure is set smaller rather than clipped.
 func SavePlots(dir, name string, w, h vg.Length, plots ...*plot.Plot) (string, error) {
+	path, err := artifactPath(dir, name)
+	if err != nil {
+		return "", err
+	}
+	if len(plots) == 0 {
+		return "", fmt.Errorf("experiments: %s: no plots to draw", name)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -304,7 +492,6 @@ func SavePlots(dir, name string, w, h vg.Length, plots ...*plot.Plot) (string, e
 			legends[i].Draw(lc)
 		}
 	}
-	path := filepath.Join(dir, name)
 	return path, WriteArtifact(path, func(w io.Writer) error {
 		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
 		return err

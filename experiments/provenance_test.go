@@ -28,3 +28,31 @@ func TestDescribeCPU(t *testing.T) {
 	}
 	t.Logf("this machine: %s", d)
 }
+
+// TestModifiedTreeVersions: two builds from differently modified trees at one commit have
+// different versions (both said "…+dirty"): the diff's hash when the build recorded it, else
+// the executable's; a clean build is its revision alone, and one without VCS information
+// (both said "devel") is named by its executable's hash.
+func TestModifiedTreeVersions(t *testing.T) {
+	exe := func(h string) func() string { return func() string { return h } }
+	a := versionString("abc123", true, "", exe("111111111111"))
+	b := versionString("abc123", true, "", exe("222222222222"))
+	if a == b || !strings.HasPrefix(a, "abc123+dirty.exe-") {
+		t.Errorf("two modified builds: %q and %q", a, b)
+	}
+	if d1, d2 := versionString("abc123", true, "d1", exe("x")), versionString("abc123", true, "d2", exe("x")); d1 == d2 || d1 != "abc123+dirty.diff-d1" {
+		t.Errorf("two recorded diffs: %q and %q", d1, d2)
+	}
+	if c := versionString("abc123", false, "", exe("x")); c != "abc123" {
+		t.Errorf("a clean build: %q", c)
+	}
+	if u1, u2 := versionString("devel", false, "", exe("111111111111")), versionString("devel", false, "", exe("222222222222")); u1 == u2 || u1 != "devel.exe-111111111111" {
+		t.Errorf("two builds without VCS information: %q and %q", u1, u2)
+	}
+	if h := executableHash(); len(h) != 12 || h == "unknown" {
+		t.Errorf("the test binary's hash: %q", h)
+	}
+	if v := CodeVersion(); strings.HasSuffix(strings.Fields(v)[0], "+dirty") {
+		t.Errorf("CodeVersion() = %q: a bare +dirty", v)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,6 +70,8 @@ func (t *Table) Float(i int, column string) float64 {
 		return x
 	case float32:
 		return float64(x)
+	case Param:
+		return float64(x)
 	case int:
 		return float64(x)
 	case int64:
@@ -115,6 +118,17 @@ type Result struct {
 	Params    map[string]string `json:"params,omitempty"`
 	Tables    []Table           `json:"tables"`
 	Artifacts []string          `json:"artifacts"`
+	// Answer is the result in one sentence (which method ranks first and last, with values,
+	// and whether the differences are significant at this n): the terminal view's first line.
+	Answer string `json:"answer,omitempty"`
+	// Legend explains each mark the terminal's table uses ("* no other method …").
+	Legend []string `json:"legend,omitempty"`
+	// View is the one table the terminal view prints under the answer: a row per method (per
+	// dataset where there are several), formatted for reading. It is built from the other
+	// tables, which hold the same numbers for CSV and JSON, so it is not exported (the store
+	// keeps it, to print a stored run as it was); without it the terminal prints the
+	// headline tables.
+	View *Table `json:"-"`
 }
 
 // Table returns the named table, or nil.
@@ -147,6 +161,9 @@ func FormatCell(v any) string {
 // JSONCell is a table cell as the JSON output holds it: NaN and infinities, which JSON
 // numbers cannot hold, become null.
 func JSONCell(v any) any {
+	if p, ok := v.(Param); ok {
+		v = float64(p)
+	}
 	if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
 		return nil
 	}
@@ -225,7 +242,10 @@ func (r *Result) SaveTables(dir string) error {
 		return err
 	}
 	for _, t := range r.Tables {
-		p := filepath.Join(dir, t.Name+".csv")
+		p, err := artifactPath(dir, t.Name+".csv")
+		if err != nil {
+			return err
+		}
 		if err := WriteArtifact(p, func(w io.Writer) error { return t.WriteCSV(w) }); err != nil {
 			return err
 		}
@@ -234,6 +254,16 @@ func (r *Result) SaveTables(dir string) error {
 	p := filepath.Join(dir, "result.json")
 	r.Artifacts = append(r.Artifacts, p)
 	return WriteArtifact(p, func(w io.Writer) error { return r.Write(w, "json") })
+}
+
+// artifactPath is dir/name for an output file, or an error when name is not one plain file
+// name: names are made of what a store holds (a dataset named in an imported run's options,
+// say), and an output stays in the folder the user named.
+func artifactPath(dir, name string) (string, error) {
+	if !filepath.IsLocal(name) || filepath.Base(name) != name {
+		return "", fmt.Errorf("experiments: output file name %q would leave %s", name, dir)
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // WriteArtifact writes an output file (a table, a figure) at path with write: into a
@@ -278,24 +308,25 @@ func WriteArtifact(path string, write func(io.Writer) error) (err error) {
 }
 
 // WriteTables prints the result for a terminal, every line within textable.Width. By default
-// it prints what a person asked for: a line naming the other tables and where to find them,
-// one line per note, the files written, and the headline tables last, so that the answer is
-// what stays on screen. With all, it prints every table under its name (detail tables only
-// by name) and every file written.
+// it prints what a person asked for: the answer sentence, the one table that shows it (View,
+// or else the headline tables), a legend of its marks, then one line per note, a line naming
+// the other tables and the files written. A table too wide for the terminal leaves columns
+// out and names them. With all, it prints every table under its name (wide ones split, each
+// part repeating the row's key columns; detail tables only by name) and every file written.
 func (r *Result) WriteTables(w io.Writer, all bool) error {
-	headline := false
-	for _, t := range r.Tables {
-		headline = headline || t.Headline
+	if r.Answer != "" {
+		fmt.Fprintln(w, textable.Wrap(r.Answer, textable.Width))
 	}
-	if all || !headline {
+	if all {
 		for i, t := range r.Tables {
-			if i > 0 {
+			if i > 0 || r.Answer != "" {
 				fmt.Fprintln(w)
 			}
-			if err := writeText(w, t); err != nil {
+			if err := writeText(w, t, true); err != nil {
 				return err
 			}
 		}
+		r.writeLegend(w)
 		if len(r.Artifacts) > 0 {
 			fmt.Fprintln(w)
 			for _, a := range r.Artifacts {
@@ -304,20 +335,36 @@ func (r *Result) WriteTables(w io.Writer, all bool) error {
 		}
 		return nil
 	}
+	shown := func(t Table) bool { return t.Headline }
+	if r.View == nil && !slices.ContainsFunc(r.Tables, shown) {
+		shown = func(t Table) bool { return t.Name != NotesTable } // stored before headline tables existed
+	}
 	var others []string
 	var notes *Table
+	printed := r.Answer != ""
+	if r.View != nil {
+		fmt.Fprintln(w)
+		if err := writeTable(w, *r.View, false); err != nil {
+			return err
+		}
+	}
 	for i, t := range r.Tables {
 		switch {
 		case t.Name == NotesTable:
 			notes = &r.Tables[i]
-		case !t.Headline:
+		case r.View == nil && shown(t):
+			if printed {
+				fmt.Fprintln(w)
+			}
+			printed = true
+			if err := writeText(w, t, false); err != nil {
+				return err
+			}
+		default:
 			others = append(others, t.Name)
 		}
 	}
-	if len(others) > 0 {
-		line := "more tables: " + strings.Join(others, ", ") + " (--verbose prints them)"
-		fmt.Fprintln(w, textable.Wrap(line, textable.Width))
-	}
+	r.writeLegend(w)
 	if notes != nil {
 		for _, row := range notes.Rows {
 			cells := make([]string, len(row))
@@ -328,19 +375,20 @@ func (r *Result) WriteTables(w io.Writer, all bool) error {
 			fmt.Fprintln(w, textable.Abbreviate("note: "+strings.Join(cells, ": "), textable.Width))
 		}
 	}
+	if len(others) > 0 {
+		line := "more tables: " + strings.Join(others, ", ") + " (--verbose prints them)"
+		fmt.Fprintln(w, textable.Wrap(line, textable.Width))
+	}
 	if len(r.Artifacts) > 0 {
 		fmt.Fprintln(w, textable.Wrap(artifactSummary(r.Artifacts), textable.Width))
 	}
-	for _, t := range r.Tables {
-		if !t.Headline {
-			continue
-		}
-		fmt.Fprintln(w)
-		if err := writeText(w, t); err != nil {
-			return err
-		}
-	}
 	return nil
+}
+
+func (r *Result) writeLegend(w io.Writer) {
+	if len(r.Legend) > 0 {
+		fmt.Fprintln(w, textable.Wrap("legend: "+strings.Join(r.Legend, "; "), textable.Width))
+	}
 }
 
 // artifactSummary says how many files were written where: a run with --out writes a file per
@@ -359,15 +407,24 @@ func artifactSummary(paths []string) string {
 	for i, d := range dirs {
 		parts[i] = fmt.Sprintf("%d in %s", count[d], d)
 	}
+	if len(dirs) == 1 {
+		return fmt.Sprintf("wrote %d files in %s", len(paths), dirs[0])
+	}
 	return "wrote " + strconv.Itoa(len(paths)) + " files: " + strings.Join(parts, ", ")
 }
 
-func writeText(w io.Writer, t Table) error {
+// writeText prints a table under its name; split draws a table too wide for the terminal as
+// parts that each repeat the row's key columns, instead of leaving columns out.
+func writeText(w io.Writer, t Table, split bool) error {
 	if t.Detail {
 		_, err := fmt.Fprintf(w, "%s: %d rows (in --format csv or json, and %s.csv under --out)\n", t.Name, len(t.Rows), t.Name)
 		return err
 	}
 	fmt.Fprintf(w, "%s\n", t.Name)
+	return writeTable(w, t, split)
+}
+
+func writeTable(w io.Writer, t Table, split bool) error {
 	rows := make([][]string, len(t.Rows))
 	for j, row := range t.Rows {
 		rows[j] = make([]string, len(row))
@@ -375,5 +432,6 @@ func writeText(w io.Writer, t Table) error {
 			rows[j][k] = FormatCell(c)
 		}
 	}
-	return textable.Render(w, t.Columns, rows, textable.Width)
+	_, err := textable.Draw(w, t.Columns, rows, textable.Options{Split: split, Elsewhere: "--verbose"})
+	return err
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +43,15 @@ type Runner struct {
 	Poll time.Duration
 	// Wait keeps a worker polling for new runs instead of exiting when none has work.
 	Wait bool
+	// Outage is how long the store may stay unreachable (a database restarting: see
+	// store.IsUnavailable) before the runner gives up: meanwhile it retries with backoff, and
+	// keeps a finished cell's result to commit once the store is back. 0 is DefaultOutage.
+	Outage time.Duration
+	// AnyBuild lets this runner compute cells of runs begun by another build (CodeVersion);
+	// otherwise those runs are refused (Start, Work with runs named) or passed by (Work).
+	AnyBuild bool
+	// Log, if set, receives notes on the store's availability (an outage and its end).
+	Log io.Writer
 }
 
 // Mode says how Runner.Start treats a run already in the store.
@@ -215,7 +223,7 @@ func (r *Runner) openRun(ctx context.Context, e Experiment, opt Options, p *Plan
 	if err != nil {
 		return store.Run{}, err
 	}
-	spec := store.RunSpec{Identity: identity, Experiment: e.Name}
+	spec := store.RunSpec{Identity: identity, Experiment: e.Name, Build: CodeVersion()}
 	if spec.Options, err = json.Marshal(so); err != nil {
 		return store.Run{}, err
 	}
@@ -231,6 +239,9 @@ func (r *Runner) openRun(ctx context.Context, e Experiment, opt Options, p *Plan
 	}
 	run, err := r.Store.FindOrCreateRun(ctx, spec)
 	if err != nil {
+		return run, err
+	}
+	if err := r.checkBuild(run); err != nil {
 		return run, err
 	}
 	if err := r.checkCells(ctx, run.ID, p); err != nil {
@@ -497,238 +508,10 @@ func DecodeOptions(e Experiment, stored []byte) (Options, error) {
 	return Options{Preset: so.Preset, Seed: so.Seed, Config: cfg, MaxMem: so.MaxMem, TrialTimeout: so.TrialTimeout}, nil
 }
 
-// Work serves stored runs as a worker: it claims cells of runs (none: of any run, lowest ID
-// first) until no run in scope has cells left to compute or take over, assembling every run it
-// completes. Given several runs, it claims from them in the order given, moving on to the next
-// as soon as the current one has no cell left to claim rather than waiting for its last cells
-// computed elsewhere. It returns how many cells it computed.
-func (r *Runner) Work(ctx context.Context, runs ...int64) (int, error) {
-	r.defaults()
-	pc := &planCache{plans: map[int64]*planned{}}
-	claim := store.ClaimOptions{Runs: runs, Worker: r.Name, Lease: r.Lease}
-	inScope := func(id int64) bool { return len(runs) == 0 || slices.Contains(runs, id) }
-	if r.Monitor != nil {
-		stored, err := r.Store.Runs(ctx)
-		if err != nil {
-			return 0, err
-		}
-		left := 0
-		for _, rr := range stored {
-			if inScope(rr.ID) {
-				left += rr.Left()
-			}
-		}
-		r.Monitor.Begin(left, 0, "", false)
-	}
-	return r.serve(ctx, pc, claim, 1, true, func(ctx context.Context) (bool, error) {
-		if r.Wait {
-			return true, nil
-		}
-		stored, err := r.Store.Runs(ctx)
-		if err != nil {
-			return false, err
-		}
-		for _, rr := range stored {
-			if inScope(rr.ID) && rr.Left() > 0 {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-}
-
-// serve runs r.Workers claim loops; with assemble, the loop that completes a run's last
-// cell assembles and stores the run's result. When nothing is claimable, a loop keeps polling while
-// busy reports that cells in its scope are still pending or running elsewhere (their worker
-// may die, and their leases expire), and stops when it reports false.
-func (r *Runner) serve(ctx context.Context, pc *planCache, claim store.ClaimOptions, inner int, assemble bool, busy func(context.Context) (bool, error)) (int, error) {
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		computed int
-		firstErr error
-	)
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for slot := range r.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := claim
-			c.Worker = fmt.Sprintf("%s/%d", r.Name, slot)
-			for ctx.Err() == nil {
-				did, err := r.step(ctx, pc, c, slot, inner, assemble)
-				if did {
-					mu.Lock()
-					computed++
-					mu.Unlock()
-				}
-				if err == nil && !did {
-					var more bool
-					if more, err = busy(ctx); err == nil && !more {
-						return
-					}
-					if err == nil {
-						select {
-						case <-ctx.Done():
-						case <-time.After(r.Poll):
-						}
-						continue
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = parent.Err() // interrupted while waiting for cells held elsewhere
-	}
-	return computed, firstErr
-}
-
-// step claims and computes one cell; it reports false when nothing was claimable. A cell
-// whose computation fails is recorded as failed and is not an error of the loop; a lost
-// lease drops the cell (its new holder computes the same result).
-func (r *Runner) step(ctx context.Context, pc *planCache, claim store.ClaimOptions, slot, inner int, assemble bool) (bool, error) {
-	l, err := r.Store.Claim(ctx, claim)
-	if err != nil || l == nil {
-		return false, err
-	}
-	pl, err := pc.get(ctx, r, l.Run)
-	if err != nil {
-		_ = r.release(l)
-		return false, err
-	}
-	if l.Index >= len(pl.plan.Cells) || pl.plan.Cells[l.Index].Key != l.Key {
-		_ = r.release(l)
-		return false, fmt.Errorf("run %d: stored cell %d (%s) is not in the plan", l.Run, l.Index, l.Key)
-	}
-	if r.Monitor != nil {
-		r.Monitor.Started(slot, l.Key)
-	}
-	cctx, cancelCell := context.WithCancel(ctx)
-	cp := newStoreCheckpoint(r.Store, l)
-	lost, hbDone := r.heartbeat(cctx, cancelCell, l, cp)
-	var res CellResult
-	runErr := recovered(func() (err error) {
-		res, err = pl.plan.Run(WithCheckpoint(cctx, cp), l.Index, inner)
-		return err
-	})
-	// A cell that went on from an earlier attempt's progress counts that attempt's time too.
-	secs := cp.seconds()
-	cancelCell()
-	<-hbDone
-	var out []byte
-	if runErr == nil {
-		out, runErr = json.Marshal(res.Output)
-	}
-	select {
-	case <-lost:
-		if r.Monitor != nil {
-			r.Monitor.Finished(slot, l.Key, res, secs, fmt.Errorf("lease lost to another worker"))
-		}
-		return true, nil
-	default:
-	}
-	// A finished cell is committed even when the run is being interrupted: its result is
-	// valid, and committing takes milliseconds.
-	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancelWrite()
-	if runErr != nil {
-		// What the cell saved since the last write is kept for its next attempt; a write that
-		// fails costs that attempt time, never a result.
-		_ = cp.flush(wctx)
-	}
-	if runErr != nil && ctx.Err() != nil {
-		// Interrupted: hand the cell back so that a resumed run goes on with it at once.
-		_ = r.release(l)
-		return false, ctx.Err()
-	}
-	if runErr != nil {
-		if err := r.Store.Fail(wctx, l, runErr.Error(), secs); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-			return true, err
-		}
-	} else {
-		var hist []byte
-		if res.History != nil {
-			if hist, err = json.Marshal(res.History); err != nil {
-				return true, err
-			}
-		}
-		err = r.Store.Complete(wctx, l, store.Outcome{Output: out, Metrics: res.Metrics, History: hist, Seconds: secs,
-			CodeVersion: CodeVersion(), Host: hostDescription()})
-		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
-			return true, err
-		}
-	}
-	if r.Monitor != nil {
-		r.Monitor.Finished(slot, l.Key, res, secs, runErr)
-	}
-	if ctx.Err() != nil {
-		return true, ctx.Err()
-	}
-	if !assemble {
-		return true, nil
-	}
-	// The worker that completes a run's last cell assembles and stores its result.
-	run, err := r.Store.GetRun(ctx, l.Run)
-	if err != nil {
-		return true, err
-	}
-	if run.Done == run.Cells && !run.HasResult {
-		if _, err := r.finish(ctx, pl, run); err != nil {
-			return true, fmt.Errorf("run %d: assembling: %w", run.ID, err)
-		}
-	}
-	return true, nil
-}
-
-// heartbeat renews the cell's lease every third of it until ctx ends, and writes the progress
-// the cell saved since the last write; when the lease is lost to another worker it closes lost
-// and cancels the cell. done closes when it stops.
-func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, l *store.Lease, cp *storeCheckpoint) (lost, done chan struct{}) {
-	lost, done = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(r.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := r.Store.Heartbeat(ctx, l, r.Lease); errors.Is(err, store.ErrLeaseLost) {
-					close(lost)
-					cancel()
-					return
-				}
-				_ = cp.flush(ctx) // a failed write is retried at the next tick
-			}
-		}
-	}()
-	return lost, done
-}
-
-func (r *Runner) release(l *store.Lease) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return r.Store.Release(ctx, l)
-}
-
 // Report returns a stored run's result without recomputing anything: the stored result, or,
 // for a run whose cells are all done but which was never assembled, the assembly of its
-// stored cells (which rebuilds the plan, so may read datasets from dataDir). run 0 is the
-// latest run.
+// stored cells (which rebuilds the plan, so may read datasets from dataDir), which it stores
+// unless s is read-only. run 0 is the latest run.
 func Report(ctx context.Context, s *store.Store, reg Registry, run int64, dataDir string) (*Result, store.Run, error) {
 	var info store.Run
 	if run == 0 {
@@ -771,6 +554,9 @@ func Report(ctx context.Context, s *store.Store, reg Registry, run int64, dataDi
 	res, err := assembleStored(ctx, s, pl, info)
 	if err != nil {
 		return nil, info, err
+	}
+	if s.ReadOnly() {
+		return res, info, nil // a reading command never writes; the next writer stores it
 	}
 	if b, err = res.MarshalStored(); err == nil {
 		err = s.SaveResult(ctx, info.ID, b)

@@ -28,27 +28,45 @@ type storedResult struct {
 	Seed       uint64            `json:"seed"`
 	Params     map[string]string `json:"params,omitempty"`
 	Tables     []storedTable     `json:"tables"`
+	Answer     string            `json:"answer,omitempty"`
+	Legend     []string          `json:"legend,omitempty"`
+	View       *storedTable      `json:"view,omitempty"`
 }
 
 // MarshalStored encodes the result for a results store (artifacts are left out: they are
 // paths on the machine that wrote them).
 func (r *Result) MarshalStored() ([]byte, error) {
-	s := storedResult{Experiment: r.Experiment, Preset: r.Preset, Seed: r.Seed, Params: r.Params}
+	s := storedResult{Experiment: r.Experiment, Preset: r.Preset, Seed: r.Seed, Params: r.Params, Answer: r.Answer, Legend: r.Legend}
 	for _, t := range r.Tables {
-		st := storedTable{Name: t.Name, Detail: t.Detail, Headline: t.Headline, Columns: t.Columns, Rows: make([][]json.RawMessage, len(t.Rows))}
-		for i, row := range t.Rows {
-			st.Rows[i] = make([]json.RawMessage, len(row))
-			for j, c := range row {
-				b, err := encodeCell(c)
-				if err != nil {
-					return nil, fmt.Errorf("table %s row %d column %s: %w", t.Name, i, t.Columns[j], err)
-				}
-				st.Rows[i][j] = b
-			}
+		st, err := storeTable(t)
+		if err != nil {
+			return nil, err
 		}
 		s.Tables = append(s.Tables, st)
 	}
+	if r.View != nil {
+		st, err := storeTable(*r.View)
+		if err != nil {
+			return nil, err
+		}
+		s.View = &st
+	}
 	return json.Marshal(s)
+}
+
+func storeTable(t Table) (storedTable, error) {
+	st := storedTable{Name: t.Name, Detail: t.Detail, Headline: t.Headline, Columns: t.Columns, Rows: make([][]json.RawMessage, len(t.Rows))}
+	for i, row := range t.Rows {
+		st.Rows[i] = make([]json.RawMessage, len(row))
+		for j, c := range row {
+			b, err := encodeCell(c)
+			if err != nil {
+				return st, fmt.Errorf("table %s row %d column %s: %w", t.Name, i, t.Columns[j], err)
+			}
+			st.Rows[i][j] = b
+		}
+	}
+	return st, nil
 }
 
 // UnmarshalStoredResult decodes what MarshalStored wrote.
@@ -57,25 +75,40 @@ func UnmarshalStoredResult(b []byte) (*Result, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("stored result: %w", err)
 	}
-	r := &Result{Experiment: s.Experiment, Preset: s.Preset, Seed: s.Seed, Params: s.Params}
+	r := &Result{Experiment: s.Experiment, Preset: s.Preset, Seed: s.Seed, Params: s.Params, Answer: s.Answer, Legend: s.Legend}
 	for _, st := range s.Tables {
-		t := Table{Name: st.Name, Detail: st.Detail, Headline: st.Headline, Columns: st.Columns, Rows: make([][]any, len(st.Rows))}
-		for i, row := range st.Rows {
-			if len(row) != len(st.Columns) {
-				return nil, fmt.Errorf("stored result: table %s row %d has %d cells for %d columns", st.Name, i, len(row), len(st.Columns))
-			}
-			t.Rows[i] = make([]any, len(row))
-			for j, raw := range row {
-				v, err := decodeCell(raw)
-				if err != nil {
-					return nil, fmt.Errorf("stored result: table %s row %d column %s: %w", st.Name, i, st.Columns[j], err)
-				}
-				t.Rows[i][j] = v
-			}
+		t, err := loadTable(st)
+		if err != nil {
+			return nil, err
 		}
 		r.Tables = append(r.Tables, t)
 	}
+	if s.View != nil {
+		t, err := loadTable(*s.View)
+		if err != nil {
+			return nil, err
+		}
+		r.View = &t
+	}
 	return r, nil
+}
+
+func loadTable(st storedTable) (Table, error) {
+	t := Table{Name: st.Name, Detail: st.Detail, Headline: st.Headline, Columns: st.Columns, Rows: make([][]any, len(st.Rows))}
+	for i, row := range st.Rows {
+		if len(row) != len(st.Columns) {
+			return t, fmt.Errorf("stored result: table %s row %d has %d cells for %d columns", st.Name, i, len(row), len(st.Columns))
+		}
+		t.Rows[i] = make([]any, len(row))
+		for j, raw := range row {
+			v, err := decodeCell(raw)
+			if err != nil {
+				return t, fmt.Errorf("stored result: table %s row %d column %s: %w", st.Name, i, st.Columns[j], err)
+			}
+			t.Rows[i][j] = v
+		}
+	}
+	return t, nil
 }
 
 func encodeCell(v any) (json.RawMessage, error) {
@@ -86,6 +119,8 @@ func encodeCell(v any) (json.RawMessage, error) {
 		return encodeFloat(float64(x)), nil
 	case float64:
 		return encodeFloat(x), nil
+	case Param: // read back as a float64
+		return encodeFloat(float64(x)), nil
 	case int, int64, int32, uint64, uint32, bool, string:
 		return json.Marshal(x)
 	}

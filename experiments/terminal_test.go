@@ -18,29 +18,42 @@ func terminalResult() *Result {
 	return r
 }
 
-func TestTheTerminalViewPrintsTheHeadlineTablesLast(t *testing.T) {
-	var b bytes.Buffer
-	if err := terminalResult().Write(&b, "table"); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	for _, l := range lines {
-		if utf8.RuneCountInString(l) > 100 {
-			t.Errorf("line of %d characters: %q", utf8.RuneCountInString(l), l)
+func TestTheTerminalViewAnswersFirst(t *testing.T) {
+	r := terminalResult()
+	r.Answer = "On iris, ahsc ranks first (84.20); n = 1 is too few for any difference to be significant."
+	r.Legend = []string{"(x) the paper's value"}
+	r.View = &Table{Name: "answer", Columns: []string{"dataset", "method", "value"}, Rows: [][]any{{"iris", "ahsc", "84.20 (91.00)"}}}
+	for _, view := range []bool{true, false} {
+		if !view {
+			r.View = nil
 		}
-	}
-	for _, want := range []string{"more tables: runs (--verbose", "note: svhn: skipped: a reason", "note: mnist: skipped\n",
-		"wrote 3 files: 2 in out, 1 in out/fig", "summary\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("lacks %q:\n%s", want, out)
+		var b bytes.Buffer
+		if err := r.Write(&b, "table"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if strings.Contains(out, "mean_seconds") || !strings.Contains(lines[len(lines)-1], "└") || !strings.Contains(out, "table1\n┌") {
-		t.Errorf("want the headline tables only, table1 last:\n%s", out)
-	}
-	if strings.Index(out, "summary\n") > strings.Index(out, "table1\n") {
-		t.Errorf("summary after table1:\n%s", out)
+		out := b.String()
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		for _, l := range lines {
+			if utf8.RuneCountInString(l) > 100 {
+				t.Errorf("line of %d characters: %q", utf8.RuneCountInString(l), l)
+			}
+		}
+		if !strings.HasPrefix(out, "On iris, ahsc ranks first") {
+			t.Errorf("view %v: the answer is not the first line:\n%s", view, out)
+		}
+		more := "more tables: runs, summary, table1 (--verbose"
+		if !view {
+			more = "more tables: runs (--verbose"
+		}
+		for _, want := range []string{more, "note: svhn: skipped: a reason", "note: mnist: skipped\n",
+			"wrote 3 files: 2 in out, 1 in out/fig", "┘\nlegend: (x) the paper's value\nnote: svhn"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("view %v: lacks %q:\n%s", view, want, out)
+			}
+		}
+		if strings.Contains(out, "mean_seconds") || view == strings.Contains(out, "table1\n┌") {
+			t.Errorf("view %v: want the view, or else the headline tables:\n%s", view, out)
+		}
 	}
 }
 

@@ -37,6 +37,9 @@ func CheckOps(ctx context.Context, cases []OpCase, opt CheckOptions) ([]OpCheck,
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
+		if c.Inputs == nil || c.F == nil {
+			return out, fmt.Errorf("graph: op case %d (%q) has no Inputs or no F", i, c.Name)
+		}
 		rng := rand.New(rand.NewPCG(opt.Seed, uint64(i)))
 		inputs := c.Inputs(rng)
 		o := opt

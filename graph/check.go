@@ -75,9 +75,15 @@ func GradGradCheck(f Func, inputs []*tensor.Dense, opt CheckOptions) (CheckResul
 func check(f Func, inputs []*tensor.Dense, opt CheckOptions, order int) (CheckResult, error) {
 	opt = opt.withDefaults()
 	res := CheckResult{Order: order}
+	if f == nil {
+		return res, fmt.Errorf("graph: a check of a nil function")
+	}
 	g := G.NewGraph()
 	nodes := make([]*G.Node, len(inputs))
 	for i, in := range inputs {
+		if in == nil {
+			return res, fmt.Errorf("graph: check input %d is nil", i)
+		}
 		if in.Dtype() != tensor.Float64 {
 			return res, fmt.Errorf("graph: checks run in float64; input %d is %v", i, in.Dtype())
 		}
@@ -124,10 +130,19 @@ func GradGradCheckNodes(y *G.Node, wrt []*G.Node, opt CheckOptions) (CheckResult
 
 func checkNodes(y *G.Node, wrtNodes []*G.Node, opt CheckOptions, order int) (CheckResult, error) {
 	res := CheckResult{Order: order}
+	if y == nil {
+		return res, fmt.Errorf("graph: a check of a nil node")
+	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15^uint64(order)))
 	g := y.Graph()
 	data := make([][]float64, len(wrtNodes))
 	for k, n := range wrtNodes {
+		switch {
+		case n == nil:
+			return res, fmt.Errorf("graph: a check with respect to a nil node")
+		case n.Graph() != g:
+			return res, fmt.Errorf("graph: a check with respect to %s, a node of another graph", n.Name())
+		}
 		if n.Op() != nil {
 			return res, fmt.Errorf("graph: checks differentiate input nodes; %s is computed", n.Name())
 		}

@@ -27,6 +27,9 @@ func unary(kind unaryKind, x *G.Node, a, b float64) (*G.Node, error) {
 	}
 	params := ""
 	if d.params {
+		if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) {
+			return nil, fmt.Errorf("graph: %s with the non-finite constant %v, %v", d.name, a, b)
+		}
 		params = fmt.Sprintf("%v,%v", a, b)
 	}
 	op := &unaryOp{base: newBase(d.name, params, x.Shape(), x), kind: kind, a: a, b: b}

@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"os"
+
+	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
 )
 
 // The environment switches of package graph, for comparisons and debugging. They are read
@@ -31,7 +33,7 @@ var envSwitches = []envSwitch{
 	{
 		name:    "HYPERFLAT_SGEMM",
 		def:     "chosen by shape",
-		meaning: "blas: float32 and float64 matrix products always use the BLAS; kernels: always graph's AVX2/FMA kernels, for comparisons",
+		meaning: "blas: float32 and float64 matrix products always use the BLAS; kernels: always graph's own kernels (AVX-512 or AVX2/FMA), for comparisons",
 		set: func(v string) error {
 			switch v {
 			case "", "blas", "kernels":
@@ -39,6 +41,19 @@ var envSwitches = []envSwitch{
 				return nil
 			}
 			return fmt.Errorf("want blas or kernels")
+		},
+	},
+	{
+		name:    "HYPERFLAT_SIMD",
+		def:     "the widest the CPU has",
+		meaning: "avx2: graph's float32 kernels use AVX2/FMA even where the CPU has AVX-512 (the same bits, slower), for comparisons and to test that path",
+		set: func(v string) error {
+			switch v {
+			case "", "avx2":
+				kern.UseAVX512(v == "")
+				return nil
+			}
+			return fmt.Errorf("want avx2")
 		},
 	},
 	{

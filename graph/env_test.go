@@ -4,10 +4,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
 )
 
 // setSwitch puts environment switch name at value for the rest of the test, as if the process
@@ -53,6 +57,19 @@ func TestSetSwitchRestores(t *testing.T) {
 	}
 	if _, err := lookupSwitch("HYPERFLAT_NOSUCH"); err == nil {
 		t.Error("lookupSwitch found a switch that does not exist")
+	}
+}
+
+// TestEnvSwitchesInCacheKey reads every switch while the tests run. graph reads them in init,
+// before go test starts logging what a test binary reads from the environment, so without this
+// read `HYPERFLAT_SIMD=avx2 go test ./graph` is answered from the cache of a run on the
+// AVX-512 path (CI's AVX2 step then tested nothing). A -run filter that leaves this test out
+// loses that again: add -count=1 there.
+func TestEnvSwitchesInCacheKey(t *testing.T) {
+	for _, s := range envSwitches {
+		if v, _ := os.LookupEnv(s.name); v != s.value {
+			t.Errorf("%s=%q in the environment, but %q in effect", s.name, v, s.value)
+		}
 	}
 }
 
@@ -127,5 +144,49 @@ func TestEnvReadOnlyInEnvGo(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestSIMDSwitch checks that HYPERFLAT_SIMD=avx2 takes the AVX-512 kernel out and that the
+// products keep their bits (graph/internal/sgemm's tests compare both walks with a scalar
+// model; this is the switch's wiring).
+func TestSIMDSwitch(t *testing.T) {
+	if !kern.HasAVX512 {
+		t.Skip("this CPU lacks AVX512F: HYPERFLAT_SIMD=avx2 changes nothing here")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 40, 150, 300
+	a, b := normals(rng, m*k), normals(rng, k*n)
+	c512 := make([]float32, m*n)
+	setSwitch(t, "HYPERFLAT_SIMD", "")
+	if ext, _ := Kernels(); ext != "avx512" {
+		t.Fatalf("Kernels() = %q with the switch unset, want avx512", ext)
+	}
+	sgemm(false, false, m, n, k, a, k, b, n, 0, c512, n)
+	t.Run("avx2", func(t *testing.T) {
+		setSwitch(t, "HYPERFLAT_SIMD", "avx2")
+		if ext, _ := Kernels(); ext != "avx2+fma" {
+			t.Fatalf("Kernels() = %q under HYPERFLAT_SIMD=avx2", ext)
+		}
+		c2 := make([]float32, m*n)
+		sgemm(false, false, m, n, k, a, k, b, n, 0, c2, n)
+		for i := range c2 {
+			if math.Float32bits(c2[i]) != math.Float32bits(c512[i]) {
+				t.Fatalf("element %d: %v on AVX2, %v on AVX-512", i, c2[i], c512[i])
+			}
+		}
+	})
+	if ext, _ := Kernels(); ext != "avx512" {
+		t.Errorf("Kernels() = %q after the subtest restored the switch", ext)
+	}
+	s, err := lookupSwitch("HYPERFLAT_SIMD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.apply("avx512"); err == nil {
+		t.Error("HYPERFLAT_SIMD=avx512 accepted; the only value is avx2")
+	}
+	if ext, _ := Kernels(); ext != "avx512" {
+		t.Errorf("a refused value changed the kernels to %q", ext)
 	}
 }

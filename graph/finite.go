@@ -16,6 +16,9 @@ import (
 // caller then scans the value itself (FirstNonFinite). The answer holds until the next Run,
 // provided nothing writes into the operands' values meanwhile (ask before an optimizer steps).
 func (p *Program) Finite(n *G.Node) bool {
+	if p == nil {
+		return false
+	}
 	i, ok := p.index[n]
 	if !ok || p.runs == 0 || p.vals[i] == nil || (p.inlined != nil && p.inlined[i]) {
 		return false

@@ -81,6 +81,11 @@ func VJP(outputs, cotangents []*G.Node, wrt ...*G.Node) (grads []*G.Node, err er
 		if w == nil {
 			return nil, fmt.Errorf("graph: VJP with respect to a nil node")
 		}
+		// A node of another graph is never reached from the outputs: its gradient would be a
+		// silent zero, not the derivative the caller meant.
+		if len(outputs) > 0 && w.Graph() != outputs[0].Graph() {
+			return nil, fmt.Errorf("graph: differentiating with respect to %s, a node of another graph than the output %s", w.Name(), outputs[0].Name())
+		}
 	}
 
 	order := topoSort(outputs)
@@ -307,6 +312,9 @@ func Dot(as, bs []*G.Node) (*G.Node, error) {
 	}
 	var total *G.Node
 	for i := range as {
+		if as[i] == nil || bs[i] == nil {
+			return nil, fmt.Errorf("graph: Dot of a nil node")
+		}
 		if !as[i].Shape().Eq(bs[i].Shape()) {
 			return nil, fmt.Errorf("graph: Dot of shapes %v and %v", shapeString(as[i].Shape()), shapeString(bs[i].Shape()))
 		}

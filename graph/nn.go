@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
@@ -114,6 +115,9 @@ func BatchNorm(x, gamma, beta *G.Node, cfg BatchNormConfig) (y, mean, variance *
 	if x == nil || gamma == nil || beta == nil {
 		return nil, nil, nil, fmt.Errorf("graph: BatchNorm of a nil node")
 	}
+	if !(cfg.Eps >= 0) || math.IsInf(cfg.Eps, 0) {
+		return nil, nil, nil, fmt.Errorf("graph: BatchNorm with ε = %v; want a finite ε ≥ 0 (0: 1e-5)", cfg.Eps)
+	}
 	s := x.Shape()
 	var axes []int
 	var pshape []int
@@ -197,7 +201,7 @@ func BatchNorm(x, gamma, beta *G.Node, cfg BatchNormConfig) (y, mean, variance *
 // input, so a step is reproducible and the same mask serves the forward pass and every
 // derivative.
 func Dropout(x, mask *G.Node, keep float64) (*G.Node, error) {
-	if keep <= 0 || keep > 1 {
+	if !(keep > 0 && keep <= 1) { // NaN too
 		return nil, fmt.Errorf("graph: Dropout keep probability %v outside (0, 1]", keep)
 	}
 	m, err := Mul(x, mask)
@@ -210,8 +214,11 @@ func Dropout(x, mask *G.Node, keep float64) (*G.Node, error) {
 // DropoutMask draws a 0/1 mask of the given shape and dtype in which each entry is one with
 // probability keep, from the caller's random source.
 func DropoutMask(rng *rand.Rand, dt tensor.Dtype, keep float64, shape ...int) (*tensor.Dense, error) {
-	if keep <= 0 || keep > 1 {
+	if !(keep > 0 && keep <= 1) { // NaN too
 		return nil, fmt.Errorf("graph: Dropout keep probability %v outside (0, 1]", keep)
+	}
+	if rng == nil {
+		return nil, fmt.Errorf("graph: DropoutMask needs a random source (got nil)")
 	}
 	n := tensor.Shape(shape).TotalSize()
 	switch dt {

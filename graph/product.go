@@ -55,6 +55,9 @@ func productDeferrable[T Float](ta, tb bool, m, n, k int) bool {
 // false every run computes n again. DeferProduct reports whether n is such a product (for
 // other nodes it changes nothing).
 func (p *Program) DeferProduct(n *G.Node, on bool) bool {
+	if p == nil {
+		return false
+	}
 	i, ok := p.index[n]
 	if !ok {
 		return false
@@ -83,6 +86,9 @@ func (p *Program) DeferProduct(n *G.Node, on bool) bool {
 // row-major) and c the buffer its value would occupy, whose contents are stale. They are the
 // Program's, valid until the next Run.
 func (p *Program) DeferredProduct(n *G.Node) (a, b, c G.Value, ok bool) {
+	if p == nil {
+		return nil, nil, nil, false
+	}
 	i, found := p.index[n]
 	if !found || !p.owes(i) {
 		return nil, nil, nil, false

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -62,6 +63,9 @@ type OpTime struct {
 // Profile turns per-op timing on (or off, discarding it); OpTimes reports it. It costs two
 // clock reads per op.
 func (p *Program) Profile(on bool) {
+	if p == nil {
+		return
+	}
 	p.prof = nil
 	if on {
 		p.prof = map[string]*OpTime{}
@@ -70,6 +74,9 @@ func (p *Program) Profile(on bool) {
 
 // OpTimes returns the time spent per op kind since Profile(true), most expensive first.
 func (p *Program) OpTimes() []OpTime {
+	if p == nil {
+		return nil
+	}
 	out := make([]OpTime, 0, len(p.prof))
 	for _, t := range p.prof {
 		out = append(out, *t)
@@ -111,8 +118,30 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 	return p, nil
 }
 
+// errNilProgram is what a Program's methods return when it was not made by Compile.
+var errNilProgram = errors.New("graph: a nil Program, or one not made by Compile")
+
+// lookup returns n's index in the program, or an error naming why there is none: a nil
+// Program, a nil node, or a node the program does not compute.
+func (p *Program) lookup(n *G.Node) (int, error) {
+	if p == nil || p.index == nil {
+		return 0, errNilProgram
+	}
+	if n == nil {
+		return 0, errors.New("graph: a nil node")
+	}
+	i, ok := p.index[n]
+	if !ok {
+		return 0, fmt.Errorf("graph: node %s is not part of this program", n.Name())
+	}
+	return i, nil
+}
+
 // Let binds value (a *tensor.Dense, a gorgonia scalar, or a Go float) to the input node n.
 func (p *Program) Let(n *G.Node, value any) error {
+	if p == nil || n == nil {
+		return errors.New("graph: Let on a nil Program or a nil node")
+	}
 	if err := G.Let(n, value); err != nil {
 		return fmt.Errorf("graph: binding %s: %w", n.Name(), err)
 	}
@@ -122,6 +151,9 @@ func (p *Program) Let(n *G.Node, value any) error {
 // Run evaluates the program with the values currently bound to its input nodes. It stops
 // early with ctx's error if ctx is cancelled between ops.
 func (p *Program) Run(ctx context.Context) error {
+	if p == nil || p.index == nil {
+		return errNilProgram
+	}
 	running.Add(1)
 	defer running.Add(-1)
 	p.runs++
@@ -261,9 +293,9 @@ func (p *Program) exec(op G.Op, dst G.Value, args []G.Value, s *rowSupport) (v G
 
 // Value returns n's value from the last Run; it is overwritten by the next one.
 func (p *Program) Value(n *G.Node) (G.Value, error) {
-	i, ok := p.index[n]
-	if !ok {
-		return nil, fmt.Errorf("graph: node %s is not part of this program", n.Name())
+	i, err := p.lookup(n)
+	if err != nil {
+		return nil, err
 	}
 	if p.runs == 0 {
 		return nil, fmt.Errorf("graph: node %s has no value yet; call Run", n.Name())
@@ -287,6 +319,9 @@ func (p *Program) Value(n *G.Node) (G.Value, error) {
 // weight gradient of a layer behind one-hot inputs, whose rows are the inputs the batch has),
 // so that an optimizer can leave the rest unread. The slice is overwritten by the next Run.
 func (p *Program) NonzeroRows(n *G.Node) (rows []int32, ok bool) {
+	if p == nil {
+		return nil, false
+	}
 	i, found := p.index[n]
 	if !found || p.runs == 0 || !p.support[i].known {
 		return nil, false
@@ -301,9 +336,9 @@ func (p *Program) NonzeroRows(n *G.Node) (rows []int32, ok bool) {
 // gets wrong values from later runs. SetReadOnly(n, false) withdraws it: the next run clears
 // all of the value again.
 func (p *Program) SetReadOnly(n *G.Node, on bool) error {
-	i, ok := p.index[n]
-	if !ok {
-		return fmt.Errorf("graph: node %s is not part of this program", n.Name())
+	i, err := p.lookup(n)
+	if err != nil {
+		return err
 	}
 	s := &p.support[i]
 	s.readOnly, s.clean = on, s.clean && on
@@ -317,6 +352,9 @@ func (p *Program) SetReadOnly(n *G.Node, on bool) error {
 // optimizer may leave the other rows of w behind between runs (samplers.Deferrer) as long as
 // it brings up to date, before each run, the rows x's next value has nonzeros in.
 func (p *Program) ReadOnlyThroughProduct(x, w *G.Node) bool {
+	if p == nil {
+		return false
+	}
 	iw, ok := p.index[w]
 	ix, okx := p.index[x]
 	if !ok || !okx || iw == ix || deferOff {
@@ -359,6 +397,9 @@ func (p *Program) Scalar(n *G.Node) (float64, error) {
 
 // ToFloat64s copies a float32 or float64 value (tensor or scalar) into a new []float64.
 func ToFloat64s(v G.Value) ([]float64, error) {
+	if v == nil {
+		return nil, errors.New("graph: ToFloat64s of a nil value")
+	}
 	switch v.Dtype() {
 	case tensor.Float64:
 		s, err := Elements[float64](v)
@@ -399,7 +440,10 @@ func (p *Program) Flatten(nodes ...*G.Node) ([]float64, error) {
 // Flatten: flat must hold exactly as many values as the tensors together.
 func SetFlat(dst []*tensor.Dense, flat []float64) error {
 	off := 0
-	for _, d := range dst {
+	for i, d := range dst {
+		if d == nil {
+			return fmt.Errorf("graph: SetFlat into a nil tensor (%d)", i)
+		}
 		n := d.Shape().TotalSize()
 		if off+n > len(flat) {
 			return fmt.Errorf("graph: SetFlat of %d values into tensors of more", len(flat))
@@ -438,6 +482,9 @@ func opFlops(op G.Op) int64 {
 // output buffer the program holds (each backing array counted once). A steady-state Run
 // allocates a small fraction of it (see BenchmarkCNNTrainStep).
 func (p *Program) LiveBytes() int64 {
+	if p == nil {
+		return 0
+	}
 	seen := map[uintptr]bool{}
 	var total int64
 	for _, v := range p.vals {
@@ -461,6 +508,9 @@ func (p *Program) LiveBytes() int64 {
 // Flops is the floating-point work of one Run in its matrix products and convolutions (two
 // operations per multiply-add); elementwise ops are not counted.
 func (p *Program) Flops() int64 {
+	if p == nil {
+		return 0
+	}
 	var f int64
 	for _, n := range p.nodes {
 		if op := n.Op(); op != nil {

@@ -22,10 +22,10 @@ type nonzeroPromise struct {
 // SetReadOnly (train's sparse batch fill writes only the entries it lists). The promise holds
 // for the next Run only; a second one for n before it replaces the first.
 func (p *Program) NonzerosAt(n *G.Node, at []int) error {
-	i, found := p.index[n]
+	i, err := p.lookup(n)
 	switch {
-	case !found:
-		return fmt.Errorf("graph: NonzerosAt: %s is not in the program", n.Name())
+	case err != nil:
+		return fmt.Errorf("graph: NonzerosAt: %w", err)
 	case n.Op() != nil:
 		return fmt.Errorf("graph: NonzerosAt: %s is not an input", n.Name())
 	case len(n.Shape()) != 2:

@@ -93,6 +93,9 @@ func broadcastTo(x *G.Node, keep, out tensor.Shape) (*G.Node, error) {
 
 // BroadcastTo repeats x to the given shape under NumPy's broadcasting rule.
 func BroadcastTo(x *G.Node, shape ...int) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: BroadcastTo of a nil node")
+	}
 	out := tensor.Shape(shape)
 	xs := x.Shape()
 	if len(xs) > len(out) {

@@ -107,6 +107,13 @@ func TestSgemmSpeed(t *testing.T) {
 		{"conv1 fwd", false, false, 16, 784, 9}, {"conv1 dW", false, true, 16, 9, 784},
 		{"conv2 fwd", false, false, 32, 196, 144}, {"conv2 dX", true, false, 144, 196, 32}, {"conv2 dW", false, true, 32, 144, 196},
 		{"dense fwd", false, false, 64, 10, 1568}, {"dense dW", true, false, 1568, 10, 64}, {"dense dX", false, true, 64, 1568, 10},
+		// ResNet-18's 3×3 convolutions at batch 50 on 28×28 inputs (7×7 to 1×1 maps), as the
+		// batched path multiplies them: forward and input gradient in blocks of ~192 columns,
+		// filter gradient over a block of images
+		{"r18 7 fwd", false, false, 64, 196, 576}, {"r18 7 dX", true, false, 576, 196, 64}, {"r18 7 dW", false, true, 64, 576, 1225},
+		{"r18 4 fwd", false, false, 128, 192, 1152}, {"r18 4 dW", false, true, 128, 1152, 800},
+		{"r18 2 fwd", false, false, 256, 200, 2304}, {"r18 2 dX", true, false, 2304, 200, 256}, {"r18 2 dW", false, true, 256, 2304, 200},
+		{"r18 1 fwd", false, false, 512, 50, 512}, {"r18 1 dW", false, true, 512, 512, 50},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, s := range shapes {

@@ -33,13 +33,24 @@ type Unrolled struct {
 	grads []*G.Node
 }
 
-// NewUnrolled builds the K-step estimator for p, unrolling steps of size lr.
+// MaxUnrolled is the most steps NewUnrolled unrolls. Each step differentiates the graph built
+// so far, so building K steps takes time quadratic in K: for a three-parameter ridge
+// regression, 250 steps take 0.8 s, 500 steps 4.2 s and 1,000 steps 16 s (AMD EPYC Zen 5, one
+// core), so 12,000 would take about 40 minutes. A longer horizon is an implicit
+// hypergradient's job (NewImplicit), or a truncation's.
+const MaxUnrolled = 1000
+
+// NewUnrolled builds the K-step estimator for p, unrolling steps of size lr (positive and
+// finite when K > 0), with K at most MaxUnrolled.
 func NewUnrolled(p *Problem, k int, lr float64) (*Unrolled, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	if k < 0 {
-		return nil, fmt.Errorf("hypergrad: unrolling %d steps", k)
+	if k < 0 || k > MaxUnrolled {
+		return nil, fmt.Errorf("hypergrad: unrolling %d steps; want 0 to %d (hypergrad.MaxUnrolled: the graph of K steps takes time quadratic in K to build)", k, MaxUnrolled)
+	}
+	if k > 0 && (!(lr > 0) || math.IsInf(lr, 0)) {
+		return nil, fmt.Errorf("hypergrad: unrolled step size %v; want a positive finite step", lr)
 	}
 	theta := p.Params
 	for step := 0; step < k; step++ {
@@ -125,6 +136,9 @@ func descend(p *Problem, theta []*G.Node, step int, lr float64) ([]*G.Node, erro
 
 // Estimate runs the unrolled graph.
 func (u *Unrolled) Estimate(ctx context.Context) (Estimate, error) {
+	if u == nil || u.prog == nil {
+		return Estimate{}, fmt.Errorf("hypergrad: an Unrolled not made by NewUnrolled")
+	}
 	return run(ctx, u.prog, u.value, u.grads)
 }
 
@@ -184,6 +198,9 @@ type Implicit struct {
 func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
+	}
+	if method != CG && method != Neumann && method != Identity {
+		return nil, fmt.Errorf("hypergrad: unknown inverse method %d", method)
 	}
 	im := &Implicit{Method: method, Iters: iters, Alpha: 0.01, Tol: 1e-10}
 	if im.Iters <= 0 {
@@ -321,6 +338,12 @@ func (im *Implicit) solve(ctx context.Context, v []float64) ([]float64, error) {
 
 // Estimate computes the implicit hypergradient at the current θ.
 func (im *Implicit) Estimate(ctx context.Context) (Estimate, error) {
+	if im == nil || im.valProg == nil {
+		return Estimate{}, fmt.Errorf("hypergrad: an Implicit not made by NewImplicit")
+	}
+	if math.IsNaN(im.Alpha) || math.IsInf(im.Alpha, 0) || !(im.Tol >= 0) || math.IsInf(im.Tol, 0) {
+		return Estimate{}, fmt.Errorf("hypergrad: Implicit with Alpha %v and Tol %v; want finite settings", im.Alpha, im.Tol)
+	}
 	base, err := run(ctx, im.valProg, im.value, append(append([]*G.Node{}, im.direct...), im.gradC...))
 	if err != nil {
 		return Estimate{}, err

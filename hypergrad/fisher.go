@@ -35,6 +35,12 @@ type Regularizer struct {
 
 // Add records one inner step's squared distance ‖a_t‖².
 func (r *Regularizer) Add(sq float64) error {
+	if r == nil {
+		return fmt.Errorf("hypergrad: Add to a nil *Regularizer")
+	}
+	if math.IsNaN(r.Zeta) || math.IsInf(r.Zeta, 0) {
+		return fmt.Errorf("hypergrad: Regularizer with Zeta %v; want a finite ζ", r.Zeta)
+	}
 	if sq < 0 || math.IsNaN(sq) || math.IsInf(sq, 0) {
 		return fmt.Errorf("hypergrad: squared Fisher distance %v", sq)
 	}

@@ -121,3 +121,36 @@ func TestNonFiniteOuterStepsAreRejected(t *testing.T) {
 		t.Errorf("finite hypergradient: err %v, %d rejected, %d calls", err, rec.Rejected, outer.calls)
 	}
 }
+
+// TestEvaluateReusesRegBuffers checks that an inner step reads the λ gradients into the
+// chain's buffers of the step before (a fresh copy per step grew the heap by λ's size each
+// step: issue 53) and that they hold the program's values.
+func TestEvaluateReusesRegBuffers(t *testing.T) {
+	r := newRidge(t, 5, true, 0.05)
+	b := &Bilevel{Chains: []*Chain{{Problem: r.problem, Inner: samplers.NewAdam(0.05)}}, Lambda: []*tensor.Dense{r.lambda},
+		Outer: samplers.NewRMSprop(0.01), InnerSteps: 1, HyperSteps: 1, RiskLR: 0.05, Zeta: 1e-3, Monitor: true}
+	ctx := context.Background()
+	if err := b.InnerStep(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Chains[0]
+	if len(c.regBuf) == 0 || len(c.regBuf[0]) == 0 {
+		t.Fatal("no λ gradient read")
+	}
+	first := &c.regBuf[0][0]
+	if err := b.InnerStep(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if &c.regBuf[0][0] != first {
+		t.Error("the second step read the λ gradient into a new buffer")
+	}
+	want, err := c.prog.Float64s(c.regGrads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if c.regBuf[0][i] != w {
+			t.Fatalf("λ gradient entry %d = %v, the program's is %v", i, c.regBuf[0][i], w)
+		}
+	}
+}

@@ -46,6 +46,9 @@ type Problem struct {
 }
 
 func (p *Problem) validate() error {
+	if p == nil {
+		return fmt.Errorf("hypergrad: a nil *Problem")
+	}
 	if len(p.Params) == 0 || len(p.Hypers) == 0 {
 		return fmt.Errorf("hypergrad: a problem needs parameters and hyperparameters")
 	}

@@ -46,6 +46,9 @@ type ConvNetConfig struct {
 // Zero input geometry means 1×28×28 and 10 classes. Architectures whose feature maps vanish
 // are refused with an error, as Keras refuses them.
 func NewMNISTConvNet(net *Net, cfg ConvNetConfig) (*Classifier, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	defaults(&cfg, 1, 28, 28)
 	geom, err := cfg.Padding.geometry(cfg.Kernel)
 	if err != nil {
@@ -90,6 +93,9 @@ func NewMNISTConvNet(net *Net, cfg ConvNetConfig) (*Classifier, error) {
 // (Glorot-uniform kernels, batch-norm momentum 0.99, ε 1e-3). Zero input geometry means
 // 3×32×32 and 10 classes.
 func NewSVHNConvNet(net *Net, cfg ConvNetConfig) (*Classifier, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	defaults(&cfg, 3, 32, 32)
 	geom, err := cfg.Padding.geometry(cfg.Kernel)
 	if err != nil {

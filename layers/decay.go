@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hyperflat/hyperflat/graph"
 	G "gorgonia.org/gorgonia"
@@ -36,6 +37,12 @@ type WeightDecay struct {
 // NewWeightDecay creates decay hyperparameters for targets (all of net's parameters when nil),
 // every λ initialized to init.
 func NewWeightDecay(net *Net, targets []*Param, scope DecayScope, init float64) (*WeightDecay, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
+	if math.IsNaN(init) || math.IsInf(init, 0) {
+		return nil, fmt.Errorf("layers: weight decay initialized to %v; want a finite λ", init)
+	}
 	if targets == nil {
 		targets = net.Params()
 	}

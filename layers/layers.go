@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hyperflat/hyperflat/graph"
 	G "gorgonia.org/gorgonia"
@@ -85,6 +86,9 @@ type LinearConfig struct {
 
 // NewLinear adds a Linear layer's parameters, named name.W and name.b, to net.
 func NewLinear(net *Net, name string, in, out int, cfg LinearConfig) (*Linear, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	if in <= 0 || out <= 0 {
 		return nil, fmt.Errorf("layers: Linear %s of size %d→%d", name, in, out)
 	}
@@ -149,6 +153,9 @@ type Conv2dConfig struct {
 
 // NewConv2d adds a convolution with out filters of size kh×kw over in channels.
 func NewConv2d(net *Net, name string, in, out, kh, kw int, cfg Conv2dConfig) (*Conv2d, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	if in <= 0 || out <= 0 || kh <= 0 || kw <= 0 {
 		return nil, fmt.Errorf("layers: Conv2d %s with %d→%d channels, kernel %dx%d", name, in, out, kh, kw)
 	}
@@ -264,6 +271,9 @@ type BatchNormConfig struct {
 
 // NewBatchNorm adds a batch-norm layer over features channels.
 func NewBatchNorm(net *Net, name string, features int, cfg BatchNormConfig) (*BatchNorm, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	b := &BatchNorm{Momentum: cfg.Momentum, Eps: cfg.Eps, Unbiased: cfg.Unbiased}
 	if b.Momentum == 0 {
 		b.Momentum = 0.99
@@ -271,7 +281,7 @@ func NewBatchNorm(net *Net, name string, features int, cfg BatchNormConfig) (*Ba
 	if b.Eps == 0 {
 		b.Eps = 1e-3
 	}
-	if b.Momentum < 0 || b.Momentum >= 1 || b.Eps < 0 {
+	if !(b.Momentum >= 0 && b.Momentum < 1) || !(b.Eps >= 0) || math.IsInf(b.Eps, 0) { // NaN too
 		return nil, fmt.Errorf("layers: BatchNorm %s momentum %v, eps %v", name, b.Momentum, b.Eps)
 	}
 	var err error
@@ -351,6 +361,9 @@ type MLP struct {
 
 // NewMLP builds an MLP on net with layers named name.0, name.1, ….
 func NewMLP(net *Net, name string, cfg MLPConfig) (*MLP, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	act := cfg.Activation
 	if act == "" {
 		act = ReLU

@@ -24,6 +24,9 @@ type FeatureModel interface {
 
 // Logits applies a FeatureModel's head to its features.
 func Logits(m FeatureModel, x *G.Node, p *Pass) (*G.Node, error) {
+	if m == nil {
+		return nil, fmt.Errorf("layers: Logits of a nil model")
+	}
 	f, err := m.Features(x, p)
 	if err != nil {
 		return nil, err
@@ -58,6 +61,9 @@ func (c *Classifier) Logits(x *G.Node, p *Pass) (*G.Node, error) { return Logits
 // NewLinearClassifier is logistic regression: one Linear layer from in features to classes
 // logits (inputs of more dims are flattened).
 func NewLinearClassifier(net *Net, in, classes int, cfg LinearConfig) (*Classifier, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	head, err := NewLinear(net, "linear", in, classes, cfg)
 	if err != nil {
 		return nil, err

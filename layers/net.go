@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -57,6 +58,9 @@ func (n *Net) ParamNodes() []*G.Node {
 	return out
 }
 
+// errNilNet is the error of a constructor given a nil Net, or one not made by NewNet.
+var errNilNet = errors.New("layers: a nil Net, or one not made by NewNet")
+
 // NumParams is the total number of trainable scalars.
 func (n *Net) NumParams() int {
 	total := 0
@@ -83,6 +87,9 @@ func (n *Net) State(name string, shape []int, init Init) (*Param, error) {
 }
 
 func (n *Net) tensor(name string, shape []int, init Init) (*Param, error) {
+	if n == nil || n.g == nil {
+		return nil, errNilNet
+	}
 	if n.names[name] {
 		return nil, fmt.Errorf("layers: duplicate name %q", name)
 	}

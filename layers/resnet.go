@@ -24,6 +24,9 @@ type BasicBlock struct {
 // NewBasicBlock adds a block from in to out channels whose first convolution has the given
 // stride.
 func NewBasicBlock(net *Net, name string, in, out, stride int) (*BasicBlock, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	b := &BasicBlock{}
 	conv := func(suffix string, cin, cout, k, s, pad int) (*Conv2d, error) {
 		return NewConv2d(net, name+"."+suffix, cin, cout, k, k, Conv2dConfig{
@@ -107,13 +110,24 @@ type ResNet struct {
 	head   *Linear
 }
 
+// maxChannels bounds a ResNet's widest stage, so that no width overflows a channel count.
+const maxChannels = 1 << 20
+
 // NewResNet builds a ResNet on net, with parameters named like torchvision's.
 func NewResNet(net *Net, cfg ResNetConfig) (*ResNet, error) {
+	if net == nil || net.g == nil {
+		return nil, errNilNet
+	}
 	if cfg.InChannels <= 0 || cfg.Classes <= 0 {
 		return nil, fmt.Errorf("layers: ResNet with %d input channels and %d classes", cfg.InChannels, cfg.Classes)
 	}
 	if cfg.Width <= 0 {
 		cfg.Width = 1
+	}
+	// A NaN or infinite width converted to channel counts is undefined (on amd64 one channel
+	// everywhere, silently); a huge one overflows them.
+	if !(cfg.Width*512 <= maxChannels) {
+		return nil, fmt.Errorf("layers: ResNet width multiplier %v; want a finite width with at most %d channels (512·width)", cfg.Width, maxChannels)
 	}
 	width := func(c int) int { return max(1, int(float64(c)*cfg.Width+0.5)) }
 	r := &ResNet{net: net}

@@ -118,3 +118,20 @@ func TestRisksFirstAndSecondOrder(t *testing.T) {
 		}
 	}
 }
+
+// Issue 52 (class 8): a NaN threshold (every row predicted class 0) and a NaN or out-of-range
+// ε (a NaN loss) were accepted with a nil error.
+func TestNonFiniteSettingsAreErrors(t *testing.T) {
+	binary := Scores{Values: []float64{0.3, 0.8}, N: 2, K: 1}
+	if _, err := Accuracy(binary, []int{0, 1}, math.NaN()); err == nil {
+		t.Error("Accuracy at a NaN threshold: no error")
+	}
+	for _, eps := range []float64{math.NaN(), -1e-3, 0.5, math.Inf(1)} {
+		if _, err := LogLoss(binary, []int{0, 1}, eps); err == nil {
+			t.Errorf("LogLoss with ε = %v: no error", eps)
+		}
+	}
+	if v, err := LogLoss(binary, []int{0, 1}, 0); err != nil || math.IsNaN(v) {
+		t.Errorf("LogLoss with the default ε: %v, %v", v, err)
+	}
+}

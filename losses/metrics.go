@@ -61,6 +61,9 @@ func Accuracy(s Scores, labels []int, threshold float64) (float64, error) {
 	if s.N == 0 {
 		return 0, fmt.Errorf("losses: accuracy of no examples")
 	}
+	if math.IsNaN(threshold) {
+		return 0, fmt.Errorf("losses: accuracy at a NaN threshold") // every comparison false: all class 0
+	}
 	hits := 0
 	for i, p := range s.Predict(threshold) {
 		if p == labels[i] {
@@ -196,6 +199,9 @@ func LogLoss(probs Scores, labels []int, eps float64) (float64, error) {
 	}
 	if eps == 0 {
 		eps = 1e-15
+	}
+	if !(eps > 0 && eps < 0.5) { // NaN too: every clipped probability NaN
+		return 0, fmt.Errorf("losses: log loss with ε = %v; want 0 < ε < 0.5 (0: 1e-15)", eps)
 	}
 	clip := func(p float64) float64 { return math.Min(math.Max(p, eps), 1-eps) }
 	total := 0.0

@@ -158,6 +158,9 @@ func (b BOHB) Search(ctx context.Context, rng *rand.Rand, space Space, obj Objec
 	if obj == nil {
 		return nil, errors.New("search: BOHB without an objective")
 	}
+	if rng == nil {
+		return nil, errNilRand
+	}
 	p, err := b.params(len(space))
 	if err != nil {
 		return nil, err

@@ -128,6 +128,9 @@ func NewGP(x [][]float64, y []float64, p GPParams) (*GP, error) {
 // conditioned on the data with the best run's hyperparameters. All randomness (the restarts'
 // starting points) comes from rng.
 func FitGP(rng *rand.Rand, x [][]float64, y []float64, opts GPOptions) (*GP, error) {
+	if rng == nil {
+		return nil, errNilRand
+	}
 	if err := checkData(x, y); err != nil {
 		return nil, err
 	}

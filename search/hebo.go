@@ -80,6 +80,12 @@ func (h HEBO) Ask(rng *rand.Rand, space Space, trials []Trial) (Config, error) {
 // the search goes on. Cancelling ctx stops it with ctx.Err(); trials of the batch not yet
 // evaluated stay Running.
 func (h HEBO) Search(ctx context.Context, rng *rand.Rand, space Space, obj Objective, budget int) ([]Trial, error) {
+	if rng == nil {
+		return nil, errNilRand
+	}
+	if obj == nil {
+		return nil, errors.New("search: HEBO without an objective")
+	}
 	if err := space.Validate(); err != nil {
 		return nil, err
 	}
@@ -125,6 +131,9 @@ type acqCandidate struct {
 // AskBatch proposes n distinct configurations (distinct from each other and from every trial
 // so far, as long as the space has that many) to be evaluated together.
 func (h HEBO) AskBatch(rng *rand.Rand, space Space, trials []Trial, n int) ([]Config, error) {
+	if rng == nil {
+		return nil, errNilRand
+	}
 	if err := space.Validate(); err != nil {
 		return nil, err
 	}

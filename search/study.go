@@ -60,6 +60,13 @@ type Study struct {
 	trials  []Trial
 }
 
+// errNilRand is what the samplers and searches return without a random source: every draw
+// comes from the caller's rng, so that a seed fixes the search.
+var errNilRand = errors.New("search: a nil random source (*rand.Rand); pass rand.New(rand.NewPCG(seed, …))")
+
+// errNilStudy is what a Study's methods return when it was not made by NewStudy.
+var errNilStudy = errors.New("search: a nil Study, or one not made by NewStudy")
+
 // NewStudy starts a study over space whose sampler draws from a generator seeded with seed.
 func NewStudy(space Space, sampler Sampler, seed uint64) (*Study, error) {
 	if err := space.Validate(); err != nil {
@@ -73,6 +80,9 @@ func NewStudy(space Space, sampler Sampler, seed uint64) (*Study, error) {
 
 // Ask starts a new full-fidelity trial at the sampler's next proposal.
 func (s *Study) Ask() (Trial, error) {
+	if s == nil || s.Sampler == nil {
+		return Trial{}, errNilStudy
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cfg, err := s.Sampler.Ask(s.rng, s.Space, append([]Trial(nil), s.trials...))
@@ -99,6 +109,9 @@ func (s *Study) add(cfg Config, fidelity float64) Trial {
 // Tell finishes trial id with its value, or as failed when err is non-nil or the value is not
 // finite.
 func (s *Study) Tell(id int, value float64, err error) error {
+	if s == nil {
+		return errNilStudy
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if id < 0 || id >= len(s.trials) || s.trials[id].State != Running {
@@ -118,6 +131,9 @@ func (s *Study) Tell(id int, value float64, err error) error {
 
 // Trials returns a copy of every trial so far.
 func (s *Study) Trials() []Trial {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Trial(nil), s.trials...)
@@ -193,6 +209,12 @@ func (m Sequential) Search(ctx context.Context, rng *rand.Rand, space Space, obj
 	if m.Sampler == nil {
 		return nil, fmt.Errorf("search: %s has no sampler", m.Label)
 	}
+	if rng == nil {
+		return nil, errNilRand
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("search: %s without an objective", m.Label)
+	}
 	st := &Study{Space: space, Sampler: m.Sampler, rng: rng}
 	for i := 0; i < budget; i++ {
 		if err := ctx.Err(); err != nil {
@@ -220,6 +242,9 @@ type Random struct{}
 
 // Ask draws a uniform point of the space.
 func (Random) Ask(rng *rand.Rand, space Space, _ []Trial) (Config, error) {
+	if rng == nil {
+		return Config{}, errNilRand
+	}
 	u := make([]float64, len(space))
 	for i := range u {
 		u[i] = rng.Float64()

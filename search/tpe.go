@@ -110,6 +110,9 @@ type tpeObs struct {
 // Ask proposes the next configuration: uniform at random during start-up, otherwise the
 // per-dimension argmax of l(x)/g(x) over candidates drawn from l.
 func (t TPE) Ask(rng *rand.Rand, space Space, trials []Trial) (Config, error) {
+	if rng == nil {
+		return Config{}, errNilRand
+	}
 	obs, err := tpeObservations(space, trials)
 	if err != nil {
 		return Config{}, err

@@ -180,6 +180,9 @@ func (t TuRBO) replay(s turboSettings, obs []observation) (TrustRegion, []observ
 // Ask proposes the next point: the next design point of the current run, or the Thompson
 // sample's minimizer in the trust region.
 func (t TuRBO) Ask(rng *rand.Rand, space Space, trials []Trial) (Config, error) {
+	if rng == nil {
+		return Config{}, errNilRand
+	}
 	if err := space.Validate(); err != nil {
 		return Config{}, err
 	}

@@ -26,6 +26,10 @@ type ClaimOptions struct {
 	Shard, Shards int           // when Shards > 0, only cells with Index % Shards == Shard
 	Worker        string        // who claims (host/pid/goroutine), stored on the cell; default host/pid
 	Lease         time.Duration // lease length (default DefaultLease)
+	// Build, when set, limits the claim to runs begun by that build or by an unknown one
+	// (Run.Build ""): a build's products sum in its own order, so one run's cells are best
+	// computed by the build that began it.
+	Build string
 }
 
 // Lease is a claimed cell: what the worker needs to compute it and what identifies the claim.
@@ -113,6 +117,9 @@ WHERE (run_id, idx) = (SELECT run_id, idx FROM cells
 	}
 	if o.Shards > 0 {
 		q += ` AND idx % ` + arg(o.Shards) + ` = ` + arg(o.Shard)
+	}
+	if o.Build != "" {
+		q += ` AND run_id IN (SELECT id FROM runs WHERE build = '' OR build = ` + arg(o.Build) + `)`
 	}
 	q += `
 	ORDER BY ` + order + `, idx LIMIT 1` + s.d.skipLocked + `)

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +111,51 @@ func TestClaimOrderAndShards(t *testing.T) {
 		}
 		if r := getRun(t, s, r2.ID); r.Running != 6 || r.Done != 1 || r.Failed != 1 {
 			t.Errorf("run 2 counts %+v", r)
+		}
+	})
+}
+
+// TestClaimByBuild: a claim limited to a build takes cells of that build's runs and of runs
+// of unknown build, never of another build's; the build survives an export and import.
+func TestClaimByBuild(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openStore(t, dsn)
+		mk := func(id, build string) Run {
+			sp := spec(id, 1)
+			sp.Build = build
+			r, err := s.CreateRun(ctx, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		other, mine, unknown := mk("other", "v2 blas=gonum"), mk("mine", "v1 blas=gonum"), mk("unknown", "")
+		if r := getRun(t, s, other.ID); r.Build != "v2 blas=gonum" {
+			t.Errorf("stored build %q", r.Build)
+		}
+		var got []int64
+		for {
+			l, err := s.Claim(ctx, ClaimOptions{Build: "v1 blas=gonum"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l == nil {
+				break
+			}
+			got = append(got, l.Run)
+		}
+		if len(got) != 2 || got[0] != mine.ID || got[1] != unknown.ID {
+			t.Errorf("build v1 claimed cells of runs %v, want %d and %d (not %d)", got, mine.ID, unknown.ID, other.ID)
+		}
+		var export bytes.Buffer
+		if err := s.ExportRun(ctx, other.ID, &export); err != nil {
+			t.Fatal(err)
+		}
+		dst := openStore(t, filepath.Join(t.TempDir(), "copy.db"))
+		st, err := dst.ImportRun(ctx, &export)
+		if err != nil || st.Run.Build != "v2 blas=gonum" {
+			t.Errorf("imported run's build %q (%v)", st.Run.Build, err)
 		}
 	})
 }

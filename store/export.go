@@ -26,6 +26,7 @@ type exportHeader struct {
 	Options    json.RawMessage `json:"options,omitempty"`
 	Created    float64         `json:"created"`
 	Cells      int             `json:"cells"`
+	Build      string          `json:"build,omitempty"`
 }
 
 // exportCell is one cell as a line of an export: every column of the cells table but the
@@ -68,7 +69,7 @@ func (s *Store) ExportRun(ctx context.Context, id int64, w io.Writer) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	h := exportHeader{Format: ExportFormat, Identity: run.Identity, Experiment: run.Experiment,
-		Options: run.Options, Created: float64(run.Created.UnixMicro()) / 1e6, Cells: run.Cells}
+		Options: run.Options, Created: float64(run.Created.UnixMicro()) / 1e6, Cells: run.Cells, Build: run.Build}
 	if err := enc.Encode(h); err != nil {
 		return fmt.Errorf("store: export run %d: %w", id, err)
 	}
@@ -150,8 +151,20 @@ type ImportStats struct {
 // A run the import creates keeps the export's retired cells retired (ImportStats.Retired).
 // The plans must agree: a cell whose key, seed or configuration differs from the store's is an
 // error, and nothing is written.
+//
+// Nothing is written unless the whole export is valid: its lines within MaxExportLineBytes and
+// its text (decompressed) within MaxExportBytes, and a run it merges into has the same options.
 func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error) {
-	h, cells, err := readExport(r)
+	return s.ImportRunChecked(ctx, r, nil)
+}
+
+// ImportRunChecked is ImportRun with check, when not nil, given the export's run (identity,
+// experiment, options and cells as CreateRun would take them) after the whole export has been
+// read and before anything is written: its error refuses the import. A caller that knows the
+// experiments checks there what the store cannot: that the experiment exists, that the
+// identity is the hash of the options, and that the cells are the plan of those options.
+func (s *Store) ImportRunChecked(ctx context.Context, r io.Reader, check func(RunSpec) error) (ImportStats, error) {
+	h, cells, spec, err := readChecked(r, check)
 	if err != nil {
 		return ImportStats{}, fmt.Errorf("store: import: %w", err)
 	}
@@ -168,12 +181,11 @@ func (s *Store) ImportRun(ctx context.Context, r io.Reader) (ImportStats, error)
 	if found && run.Experiment != h.Experiment {
 		return st, fmt.Errorf("store: import: run %d has the export's identity but experiment %q, not %q", run.ID, run.Experiment, h.Experiment)
 	}
+	if found && !sameJSON(run.Options, h.Options) {
+		return st, fmt.Errorf("store: import: run %d has the export's identity but other options (%s here, %s in the export): not the same run, nothing imported",
+			run.ID, abbreviate(run.Options), abbreviate(h.Options))
+	}
 	if !found {
-		spec := RunSpec{Identity: h.Identity, Experiment: h.Experiment, Options: h.Options, Cells: make([]CellSpec, len(cells))}
-		for i, c := range cells {
-			seed, _ := strconv.ParseUint(c.Seed, 10, 64) // checked by readExport
-			spec.Cells[i] = CellSpec{Index: c.Index, Key: c.Key, Seed: seed, Config: c.Config}
-		}
 		if run, err = s.CreateRun(ctx, spec); err != nil {
 			return st, fmt.Errorf("store: import: %w", err)
 		}
@@ -318,6 +330,33 @@ func sameJSON(a, b json.RawMessage) bool {
 	return bytes.Equal(ax, by)
 }
 
+// CheckExport reads a whole export as ImportRunChecked would, and checks it as that would
+// before writing: without a store, so that a command importing several files can refuse them
+// all before it creates or changes anything. It returns the export's run.
+func CheckExport(r io.Reader, check func(RunSpec) error) (RunSpec, error) {
+	_, _, spec, err := readChecked(r, check)
+	return spec, err
+}
+
+// readChecked reads an export, gives its run to check (when not nil) and returns both forms.
+func readChecked(r io.Reader, check func(RunSpec) error) (exportHeader, []exportCell, RunSpec, error) {
+	h, cells, err := readExport(r)
+	if err != nil {
+		return h, nil, RunSpec{}, err
+	}
+	spec := RunSpec{Identity: h.Identity, Experiment: h.Experiment, Options: h.Options, Cells: make([]CellSpec, len(cells)), Build: h.Build}
+	for i, c := range cells {
+		seed, _ := strconv.ParseUint(c.Seed, 10, 64) // checked by readExport
+		spec.Cells[i] = CellSpec{Index: c.Index, Key: c.Key, Seed: seed, Config: c.Config}
+	}
+	if check != nil {
+		if err := check(spec); err != nil {
+			return h, nil, RunSpec{}, err
+		}
+	}
+	return h, cells, spec, nil
+}
+
 // ExportInfo is what an export's header says of its run.
 type ExportInfo struct {
 	Identity, Experiment string
@@ -341,7 +380,52 @@ func ReadExportInfo(r io.Reader) (ExportInfo, error) {
 	return ExportInfo{Identity: h.Identity, Experiment: h.Experiment, Created: epochTime(h.Created), Cells: h.Cells}, nil
 }
 
-// exportReader gunzips r when it starts with gzip's magic bytes.
+// The bounds of what ImportRun and ReadExportInfo read, checked while reading, so that a small
+// file that decompresses to gigabytes, or one endless line, fails at the bound instead of
+// being held in memory whole. The published exports are a few MB with lines of ~130 kB.
+const (
+	// MaxExportBytes is the most text (after decompression) an export may hold.
+	MaxExportBytes = 512 << 20
+	// MaxExportLineBytes is the longest line an export may have.
+	MaxExportLineBytes = 32 << 20
+)
+
+// The bounds in force; tests lower them.
+var maxExportBytes, maxExportLineBytes int64 = MaxExportBytes, MaxExportLineBytes
+
+// exportLimiter fails the read that passes MaxExportBytes in all or MaxExportLineBytes since
+// the last newline.
+type exportLimiter struct {
+	r          io.Reader
+	total, run int64
+	line       int // 1-based line being read
+}
+
+func (l *exportLimiter) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.total += int64(n)
+	if l.total > maxExportBytes {
+		return 0, fmt.Errorf("the export is longer than %d bytes (store.MaxExportBytes) once decompressed", maxExportBytes)
+	}
+	for chunk := p[:n]; ; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			l.run += int64(len(chunk))
+		} else {
+			l.run += int64(i)
+		}
+		if l.run > maxExportLineBytes {
+			return 0, fmt.Errorf("line %d is longer than %d bytes (store.MaxExportLineBytes)", l.line, maxExportLineBytes)
+		}
+		if i < 0 {
+			break
+		}
+		l.run, l.line, chunk = 0, l.line+1, chunk[i+1:]
+	}
+	return n, err
+}
+
+// exportReader gunzips r when it starts with gzip's magic bytes, and bounds what it yields.
 func exportReader(r io.Reader) (*bufio.Reader, func(), error) {
 	br := bufio.NewReader(r)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -349,9 +433,17 @@ func exportReader(r io.Reader) (*bufio.Reader, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return bufio.NewReader(zr), func() { zr.Close() }, nil
+		return bufio.NewReader(&exportLimiter{r: zr, line: 1}), func() { zr.Close() }, nil
 	}
-	return br, func() {}, nil
+	return bufio.NewReader(&exportLimiter{r: br, line: 1}), func() {}, nil
+}
+
+// abbreviate shows a JSON document in a message, cut to 200 bytes.
+func abbreviate(b json.RawMessage) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
 }
 
 func readHeader(dec *json.Decoder) (exportHeader, error) {
@@ -367,6 +459,12 @@ func readHeader(dec *json.Decoder) (exportHeader, error) {
 	}
 	if h.Identity == "" || h.Experiment == "" {
 		return h, errors.New("header without identity or experiment")
+	}
+	// Both name files (an export's name is made of them): nothing that could leave a folder.
+	for _, f := range []struct{ what, v string }{{"experiment", h.Experiment}, {"identity", h.Identity}} {
+		if !plainName(f.v) {
+			return h, fmt.Errorf("header: %s %q: want letters, digits, '.', '_' and '-', not starting with '.'", f.what, f.v)
+		}
 	}
 	return h, nil
 }
@@ -411,4 +509,18 @@ func readExport(r io.Reader) (exportHeader, []exportCell, error) {
 		return h, nil, fmt.Errorf("%d cells; the header says %d (a truncated export?)", len(cells), h.Cells)
 	}
 	return h, cells, nil
+}
+
+// plainName reports whether s is a plain file-name part: ASCII letters, digits, '.', '_' and
+// '-', at most 200 bytes, not starting with '.'.
+func plainName(s string) bool {
+	if s == "" || len(s) > 200 || s[0] == '.' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -23,3 +23,7 @@ func lockFile(path string) (func(), error) {
 		f.Close()
 	}, nil
 }
+
+// canWrite reports whether this process may write path, as the kernel's permission check says
+// (root may write almost anything; a read-only file system refuses even root).
+func canWrite(path string) bool { return syscall.Access(path, 2 /* W_OK */) == nil }

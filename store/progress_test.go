@@ -76,8 +76,8 @@ func TestSaveProgress(t *testing.T) {
 	})
 }
 
-// TestUpgradeFromVersion1: Open adds the progress column to a version 1 database and keeps its
-// runs; a read-only open reads a version 1 database as it is.
+// TestUpgradeFromVersion1: Open adds the progress and build columns to a version 1 database
+// and keeps its runs; a read-only open reads a version 1 database as it is.
 func TestUpgradeFromVersion1(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -86,7 +86,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 		run := createRun(t, s, "old", 2)
-		for _, stmt := range []string{`ALTER TABLE cells DROP COLUMN progress`, `UPDATE schema_version SET version = 1`} {
+		for _, stmt := range []string{`ALTER TABLE cells DROP COLUMN progress`, `ALTER TABLE runs DROP COLUMN build`, `UPDATE schema_version SET version = 1`} {
 			if _, err := s.db.Exec(stmt); err != nil {
 				t.Fatalf("making a version 1 database: %v", err)
 			}
@@ -116,6 +116,38 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 		if r := getRun(t, s, run.ID); r.Identity != "old" || r.Cells != 2 {
 			t.Errorf("run after the upgrade %+v", r)
+		}
+	})
+}
+
+// TestUpgradeFromVersion2: Open adds the build column to a version 2 database, its runs of
+// unknown build (which a claim limited to a build still takes); a read-only open reads it as
+// it is.
+func TestUpgradeFromVersion2(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openStore(t, dsn)
+		run := createRun(t, s, "v2", 1)
+		for _, stmt := range []string{`ALTER TABLE runs DROP COLUMN build`, `UPDATE schema_version SET version = 2`} {
+			if _, err := s.db.Exec(stmt); err != nil {
+				t.Fatalf("making a version 2 database: %v", err)
+			}
+		}
+		s.Close()
+		ro, err := OpenReadOnly(ctx, dsn)
+		if err != nil {
+			t.Fatalf("read-only open of a version 2 database: %v", err)
+		}
+		if r, err := ro.GetRun(ctx, run.ID); err != nil || r.Build != "" || r.Cells != 1 {
+			t.Errorf("read-only: run %+v, %v", r, err)
+		}
+		ro.Close()
+		s = openStore(t, dsn)
+		if r := getRun(t, s, run.ID); r.Build != "" || r.Identity != "v2" {
+			t.Errorf("run after the upgrade %+v", r)
+		}
+		if l := mustClaim(t, s, ClaimOptions{Build: "v9 blas=gonum"}); l.Run != run.ID {
+			t.Errorf("a build's claim took run %d, want the upgraded run %d", l.Run, run.ID)
 		}
 	})
 }

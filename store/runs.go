@@ -25,6 +25,10 @@ type RunSpec struct {
 	Experiment string          // the experiment's name
 	Options    json.RawMessage // what is needed to rebuild the plan
 	Cells      []CellSpec
+	// Build names the program that began the run (experiments.CodeVersion): workers of
+	// another build leave its cells alone (ClaimOptions.Build). "" is unknown (a run stored
+	// before builds were recorded), which any build takes.
+	Build string
 }
 
 // Status is a cell's state.
@@ -58,6 +62,8 @@ type Run struct {
 	CellSeconds float64
 	// HasResult tells whether SaveResult stored an assembled result.
 	HasResult bool
+	// Build is the build that began the run (RunSpec.Build); "" when unknown.
+	Build string
 }
 
 // Status names the run's state as hyperflat runs and the dashboard show it: finished (its
@@ -112,12 +118,13 @@ func (s *Store) CreateRun(ctx context.Context, spec RunSpec) (Run, error) {
 		Experiment: spec.Experiment,
 		Options:    spec.Options,
 		Cells:      len(spec.Cells),
+		Build:      spec.Build,
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var created float64
 		err := tx.QueryRowContext(ctx,
-			`INSERT INTO runs (identity, experiment, options, created) VALUES ($1, $2, $3, `+s.d.now+`) RETURNING id, created`,
-			spec.Identity, spec.Experiment, jsonArg(spec.Options)).Scan(&run.ID, &created)
+			`INSERT INTO runs (identity, experiment, options, created, build) VALUES ($1, $2, $3, `+s.d.now+`, $4) RETURNING id, created`,
+			spec.Identity, spec.Experiment, jsonArg(spec.Options), spec.Build).Scan(&run.ID, &created)
 		if err != nil {
 			return err
 		}
@@ -148,8 +155,9 @@ func (s *Store) CreateRun(ctx context.Context, spec RunSpec) (Run, error) {
 	return run, nil
 }
 
-// runSelect selects runs with their cell summaries; a WHERE clause on r goes at %s.
-const runSelect = `SELECT r.id, r.identity, r.experiment, r.options, r.created,
+// runSelect selects runs with their cell summaries; the build column (” before version 3)
+// goes at the first %s and, for GROUP BY, the third; a WHERE clause on r at the second.
+const runSelect = `SELECT r.id, r.identity, r.experiment, r.options, r.created, %s,
 	CASE WHEN r.result IS NULL THEN 0 ELSE 1 END,
 	COUNT(c.idx),
 	COALESCE(SUM(CASE WHEN c.status = 'done' THEN 1 ELSE 0 END), 0),
@@ -161,11 +169,15 @@ const runSelect = `SELECT r.id, r.identity, r.experiment, r.options, r.created,
 	COALESCE(SUM(c.seconds), 0)
 FROM runs r LEFT JOIN cells c ON c.run_id = r.id
 %s
-GROUP BY r.id, r.identity, r.experiment, r.options, r.created, r.result
+GROUP BY r.id, r.identity, r.experiment, r.options, r.created, r.result%s
 ORDER BY r.id`
 
 func (s *Store) queryRuns(ctx context.Context, where string, args ...any) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(runSelect, where), args...)
+	build, group := "r.build", ", r.build"
+	if s.version < 3 {
+		build, group = "''", ""
+	}
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(runSelect, build, where, group), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +191,7 @@ func (s *Store) queryRuns(ctx context.Context, where string, args ...any) ([]Run
 			hasResult         int
 			started, finished sql.NullFloat64
 		)
-		err := rows.Scan(&r.ID, &r.Identity, &r.Experiment, &options, &created, &hasResult,
+		err := rows.Scan(&r.ID, &r.Identity, &r.Experiment, &options, &created, &r.Build, &hasResult,
 			&r.Cells, &r.Done, &r.Failed, &r.Running, &r.Retired, &started, &finished, &seconds)
 		if err != nil {
 			return nil, err

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"syscall"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
@@ -23,9 +25,9 @@ var ErrLeaseLost = errors.New("store: lease lost")
 var ErrLeased = errors.New("store: cell leased to a worker")
 
 // schemaVersion is the version of the schema this package creates and understands. Version 2
-// added cells.progress (Lease.Progress, SaveProgress); Open upgrades a version 1 database in
-// place, and read-only opens read either.
-const schemaVersion = 2
+// added cells.progress (Lease.Progress, SaveProgress), version 3 runs.build (RunSpec.Build);
+// Open upgrades an older database in place, and read-only opens read any.
+const schemaVersion = 3
 
 // sqliteBusyTimeoutMS is how long an SQLite connection waits for another writer's lock.
 const sqliteBusyTimeoutMS = 30000
@@ -41,6 +43,8 @@ type Store struct {
 	// version is the database's schema version: schemaVersion once Open has upgraded it, an
 	// older one when it was opened read-only
 	version int
+	// readOnly: opened by OpenReadOnly; snapshot: read as an immutable SQLite file.
+	readOnly, snapshot bool
 }
 
 // dialect holds the little SQL that differs between SQLite and PostgreSQL. Both accept $N
@@ -85,23 +89,36 @@ var (
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	s := &Store{dsn: dsn}
 	var err error
-	unlock := func() {}
+	// Set only once the lock is held: a lock that could not be taken has nothing to release.
+	var unlock func()
+	var path string
 	switch {
 	case IsPostgres(dsn):
 		s.d = postgresDialect
-		s.db, err = sql.Open("pgx", dsn)
+		if err = checkConninfo(dsn); err == nil {
+			s.db, err = sql.Open("pgx", dsn)
+		}
 	default:
 		s.d = sqliteDialect
 		var name string
 		var memory bool
-		var path string
 		name, path, memory, err = sqliteName(dsn)
+		if err == nil && !memory {
+			if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+				err = fmt.Errorf("%s is not a regular file, so not a store", path)
+			} else if serr == nil && !canWrite(path) {
+				// SQLite would open it read-only without a word, and fail at the first write.
+				err = unwritable(path, syscall.EACCES)
+			}
+		}
 		if err == nil && !memory {
 			// The first connections of a fresh file switch it to WAL, which takes an exclusive
 			// lock that SQLite does not wait for (SQLITE_BUSY at once, busy timeout or not):
 			// processes opening it together take turns, as PostgreSQL's advisory lock in
 			// migrate makes them.
-			unlock, err = lockFile(path + ".lock")
+			if unlock, err = lockFile(path + ".lock"); err != nil {
+				err = fmt.Errorf("this command writes the store and cannot open its lock file: %w", err)
+			}
 		}
 		if err == nil {
 			s.db, err = sql.Open("sqlite", name)
@@ -111,12 +128,20 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			s.db.SetMaxOpenConns(1)
 		}
 	}
-	defer unlock()
+	if unlock != nil {
+		defer unlock()
+	}
 	if err != nil {
+		if s.db != nil {
+			s.db.Close()
+		}
 		return nil, fmt.Errorf("store: open %s: %w", s.DSN(), err)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
+		if path != "" && isReadOnlyError(err) {
+			err = unwritable(path, err)
+		}
 		return nil, fmt.Errorf("store: open %s: %w", s.DSN(), err)
 	}
 	s.version = schemaVersion
@@ -141,7 +166,8 @@ func (d dialect) schema() []string {
 	experiment TEXT NOT NULL,
 	options TEXT,
 	created DOUBLE PRECISION NOT NULL,
-	result TEXT
+	result TEXT,
+	build TEXT NOT NULL DEFAULT ''
 )`,
 		`CREATE INDEX IF NOT EXISTS runs_identity ON runs (identity, id)`,
 		`CREATE TABLE IF NOT EXISTS cells (
@@ -199,8 +225,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("database schema version %d is newer than this program's %d", version, schemaVersion)
 		}
 		stmts := s.d.schema()
-		if version == 1 {
-			stmts = []string{`ALTER TABLE cells ADD COLUMN progress TEXT`}
+		switch version {
+		case 1:
+			stmts = []string{`ALTER TABLE cells ADD COLUMN progress TEXT`, addBuild}
+		case 2:
+			stmts = []string{addBuild}
 		}
 		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -214,6 +243,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	})
 }
+
+// addBuild upgrades a version 1 or 2 database's runs to version 3: their builds are unknown.
+const addBuild = `ALTER TABLE runs ADD COLUMN build TEXT NOT NULL DEFAULT ''`
 
 // write runs fn in a transaction (BEGIN IMMEDIATE in SQLite) and commits it if fn succeeds.
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {

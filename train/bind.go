@@ -15,6 +15,9 @@ import (
 // input node of net, for a graph built on fixed data (a validation loss to differentiate,
 // say); Trainer binds its own batches.
 func Inputs(net *layers.Net, d *datasets.Dataset, name string) (*G.Node, error) {
+	if net == nil || d == nil {
+		return nil, fmt.Errorf("train: Inputs needs a net and a dataset (got a nil one)")
+	}
 	shape := append([]int{d.N}, d.Shape...)
 	x := net.Input(name+".x", shape...)
 	return x, G.Let(x, layers.NewTensor(net.Dtype(), d.X, shape...))
@@ -23,6 +26,9 @@ func Inputs(net *layers.Net, d *datasets.Dataset, name string) (*G.Node, error) 
 // OneHot binds labels as one-hot rows of width k to a new input node of net: the target of
 // losses.CrossEntropy.
 func OneHot(net *layers.Net, labels []int, k int, name string) (*G.Node, error) {
+	if net == nil {
+		return nil, fmt.Errorf("train: OneHot needs a net (got nil)")
+	}
 	oh, err := datasets.OneHot(labels, k)
 	if err != nil {
 		return nil, err
@@ -34,6 +40,9 @@ func OneHot(net *layers.Net, labels []int, k int, name string) (*G.Node, error) 
 // Bind binds a dataset's inputs and one-hot targets (classes wide; 0 means len(d.Classes))
 // to new input nodes of net, named NAME.x and NAME.y.
 func Bind(net *layers.Net, d *datasets.Dataset, classes int, name string) (x, y *G.Node, err error) {
+	if net == nil || d == nil {
+		return nil, nil, fmt.Errorf("train: Bind needs a net and a dataset (got a nil one)")
+	}
 	if classes == 0 {
 		classes = len(d.Classes)
 	}
@@ -80,6 +89,9 @@ func NewEvaluatorMode(m layers.Model, d *datasets.Dataset, classes, batch int, m
 	if d == nil || d.N == 0 {
 		return nil, fmt.Errorf("train: evaluator on an empty dataset")
 	}
+	if m == nil || m.Net() == nil {
+		return nil, errNilModel
+	}
 	if classes == 0 {
 		classes = len(d.Classes)
 	}
@@ -125,6 +137,9 @@ func newEvalBatch(m layers.Model, sub *datasets.Dataset, classes int, mode layer
 
 // Evaluate returns the accuracy and the mean cross-entropy over the dataset.
 func (e *Evaluator) Evaluate(ctx context.Context) (accuracy, loss float64, err error) {
+	if e == nil {
+		return 0, 0, fmt.Errorf("train: a nil Evaluator (make one with NewEvaluator)")
+	}
 	correct, total := 0, 0
 	for _, b := range e.batches {
 		if err := b.prog.Run(ctx); err != nil {

@@ -138,6 +138,12 @@ func (p *program) run(ctx context.Context) error {
 	return p.prog.Run(ctx)
 }
 
+// errNilModel is the error of a constructor given no model (or one without a net).
+var errNilModel = errors.New("train: a nil model, or one without a layers.Net")
+
+// errNilTrainer is what a Trainer's methods return when it was not made by NewTrainer.
+var errNilTrainer = errors.New("train: a nil Trainer, or one not made by NewTrainer")
+
 // NewTrainer prepares training of m with the given risk (losses.Multiclass when empty) and
 // optional weight decay.
 func NewTrainer(m layers.Model, kind losses.Kind, decay *Decay) (*Trainer, error) {
@@ -149,6 +155,9 @@ func NewTrainer(m layers.Model, kind losses.Kind, decay *Decay) (*Trainer, error
 	}
 	if decay != nil && decay.WD == nil {
 		return nil, fmt.Errorf("train: decay without a WeightDecay")
+	}
+	if m == nil || m.Net() == nil {
+		return nil, errNilModel
 	}
 	ps := m.Net().Params()
 	if len(ps) == 0 {
@@ -348,6 +357,15 @@ type StepResult struct {
 
 // Step takes one optimizer step on rows idx of ds, drawing dropout masks from dropout.
 func (tr *Trainer) Step(ctx context.Context, opt samplers.Optimizer, ds *datasets.Dataset, idx []int, dropout *rand.Rand) (StepResult, error) {
+	if tr == nil || tr.model == nil {
+		return StepResult{}, errNilTrainer
+	}
+	if opt == nil {
+		return StepResult{}, errors.New("train: Step without an optimizer (got nil)")
+	}
+	if ds == nil || ds.N == 0 {
+		return StepResult{}, errors.New("train: Step on no data")
+	}
 	return tr.step(ctx, opt, ds, idx, dropout, nil)
 }
 
@@ -490,6 +508,9 @@ func countCorrect[T graph.Float](logits []T, k int, y, idx []int) int {
 // TrainProgram is the compiled training program for batches of b examples, or nil before the
 // first Step at that size; its Profile and OpTimes time a step op by op.
 func (tr *Trainer) TrainProgram(b int) *graph.Program {
+	if tr == nil {
+		return nil
+	}
 	if p, ok := tr.train[b]; ok {
 		return p.prog
 	}
@@ -531,7 +552,7 @@ func firstNonFinite(v G.Value) (int, float64) {
 // ShareData makes the Trainer prepare the datasets it is given in c, shared with other
 // Trainers (see DataCache), instead of in a cache of its own.
 func (tr *Trainer) ShareData(c *DataCache) {
-	if c != nil {
+	if tr != nil && c != nil {
 		tr.data = c
 	}
 }
@@ -548,6 +569,9 @@ func (r Result) AUC(labels []int) (float64, error) { return losses.ROCAUCOvR(r.S
 
 // Evaluate scores ds in inference mode in batches of batch rows (all at once when 0).
 func (tr *Trainer) Evaluate(ctx context.Context, ds *datasets.Dataset, batch int) (Result, error) {
+	if tr == nil || tr.model == nil {
+		return Result{}, errNilTrainer
+	}
 	if err := tr.checkData(ds, nil, "evaluation"); err != nil {
 		return Result{}, err
 	}
@@ -603,6 +627,12 @@ func Fit(ctx context.Context, m layers.Model, opt samplers.Optimizer, trainData,
 
 // Fit trains with opt; see the package function Fit.
 func (tr *Trainer) Fit(ctx context.Context, opt samplers.Optimizer, trainData, valData *datasets.Dataset, cfg Config) (*History, error) {
+	if tr == nil || tr.model == nil {
+		return nil, errNilTrainer
+	}
+	if opt == nil {
+		return nil, errors.New("train: Fit without an optimizer (got nil)")
+	}
 	d := tr.newDeferral(opt)
 	h, err := tr.fit(ctx, opt, trainData, valData, cfg, d)
 	// a Fit that stopped within an epoch leaves no update owed either

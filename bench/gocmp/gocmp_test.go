@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 
 	"github.com/hyperflat/hyperflat/stats"
 )
@@ -160,5 +165,90 @@ func TestPaperChecksAgainstTorch(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: loss %.8g vs %s, gradient norm %.8g vs %s", n, l, f[0], g, f[1])
+	}
+}
+
+// TestStepTimes prints each step's wall and CPU time, bytes allocated, minor page faults and
+// garbage collections of a workload (STEP_TIMES=name, STEP_COUNT=n steps, default 30), then
+// the spread (p90/median, as bench/compare computes it) of both times over the steps after
+// the first three. On a loaded machine the wall time measures the run queue as much as the
+// step; the CPU time and the faults are what the step itself does (issue 53's two clusters
+// were faults on fresh heap pages, which show in both).
+func TestStepTimes(t *testing.T) {
+	name := os.Getenv("STEP_TIMES")
+	if name == "" {
+		t.Skip("set STEP_TIMES")
+	}
+	count := 30
+	if s := os.Getenv("STEP_COUNT"); s != "" {
+		if _, err := fmt.Sscan(s, &count); err != nil || count < 5 {
+			t.Fatalf("STEP_COUNT=%q: want a number ≥ 5", s)
+		}
+	}
+	gcpolicy.Apply() // as the gocmp command runs
+	mk, ok := goWorkloads[name]
+	if !ok {
+		t.Fatalf("STEP_TIMES=%s: no such workload", name)
+	}
+	s, err := mk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("load average at start %s", loadavg())
+	var wall, cpu, faults []float64
+	gcs := uint32(0)
+	for i := 0; i < count; i++ {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		c0, f0 := usage()
+		t0 := time.Now()
+		if err := s(); err != nil {
+			t.Fatal(err)
+		}
+		el := time.Since(t0).Seconds() * 1e3
+		c1, f1 := usage()
+		runtime.ReadMemStats(&m1)
+		t.Logf("step %2d: %8.1f ms wall %8.1f ms cpu %8.1f MB allocated %6d faults %2d GCs, heap %6.1f MB", i, el, (c1-c0)*1e3,
+			float64(m1.TotalAlloc-m0.TotalAlloc)/1e6, f1-f0, m1.NumGC-m0.NumGC, float64(m1.HeapAlloc)/1e6)
+		if i >= 3 { // the first steps size buffers and fault in the heap
+			wall, cpu, faults = append(wall, el), append(cpu, (c1-c0)*1e3), append(faults, float64(f1-f0))
+			gcs += m1.NumGC - m0.NumGC
+		}
+	}
+	t.Logf("steps 3–%d: wall median %.1f ms, p90/median %.2f; cpu median %.1f ms, p90/median %.2f; median %.0f faults a step, %d GCs; load average at end %s",
+		count-1, stats.Median(wall), spread(wall), stats.Median(cpu), spread(cpu), stats.Median(faults), gcs, loadavg())
+}
+
+// usage is this process's user and system CPU time in seconds and its minor page faults.
+func usage() (float64, int64) {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, ru.Minflt
+}
+
+// TestRatioDividesByFasterTorch checks that a RATIO's reference is the faster PyTorch
+// configuration and that the spread is the 90th percentile over the median.
+func TestRatioDividesByFasterTorch(t *testing.T) {
+	c := &comparison{sides: []string{"hyperflat", "torch_tuned", "torch_default"}, ms: [][]float64{{3}, {24}, {2}}}
+	med := func(c *comparison, i int) float64 { return stats.Median(c.ms[i]) }
+	if b := best(c, med); b != 2 {
+		t.Errorf("best = %d; the default configuration (2 ms) is faster than the tuned (24 ms)", b)
+	}
+	c.ms[2] = []float64{30}
+	if b := best(c, med); b != 1 {
+		t.Errorf("best = %d; the tuned configuration is faster", b)
+	}
+	if b := best(&comparison{sides: []string{"hyperflat", "optuna"}, ms: [][]float64{{1}, {2}}}, med); b != 1 {
+		t.Errorf("best = %d for a single reference", b)
+	}
+	ts := []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 30}
+	if s := spread(ts); s != 1 {
+		t.Errorf("spread = %v; the 90th percentile of nine 10s and a 30 is 10", s)
+	}
+	if s := spread([]float64{10, 10, 10, 10, 10, 20, 20, 20, 20, 20}); s != 20.0/15 {
+		t.Errorf("spread = %v, want 20/15", s)
+	}
+	if m := cpuModel(); !strings.Contains(m, "logical CPUs") {
+		t.Errorf("cpuModel() = %q", m)
 	}
 }

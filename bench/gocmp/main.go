@@ -5,6 +5,7 @@
 //
 //	gocmp [--quick] [--reps N] [--python /usr/bin/python3] [--ref bench/ref.py] [--purego BIN]
 //	gocmp serve        (answer WARM/RUN/INFO/QUIT on stdin like bench/ref.py)
+//	gocmp screen N1 W  (one AHSC screening on one worker, for the two-process bound)
 package main
 
 import (
@@ -190,7 +191,8 @@ func serve() {
 		case f[0] == "QUIT":
 			return
 		case f[0] == "INFO":
-			reply("OK blas=%s gomaxprocs=%d", graph.BLAS, runtime.GOMAXPROCS(0))
+			ext, blas := graph.Kernels()
+			reply("OK blas=%s kernels=%s gomaxprocs=%d", strings.ReplaceAll(blas, " ", "_"), ext, runtime.GOMAXPROCS(0))
 		case f[0] == "WARM" && len(f) == 2:
 			ms, err := l.warm(f[1])
 			if err != nil {
@@ -234,24 +236,25 @@ func loadavg() string {
 }
 
 // peakGFLOPs measures the float32 FMA throughput of all cores: the best of several 50 ms runs
-// of fmaLoop on GOMAXPROCS goroutines.
+// of the widest FMA loop (peakLoop) on GOMAXPROCS goroutines.
 func peakGFLOPs() float64 {
 	if !haveFMA() {
 		return math.NaN()
 	}
 	p := runtime.GOMAXPROCS(0)
 	const iters = 1 << 21
+	loop, flops, _ := peakLoop()
 	best := 0.0
 	for r := 0; r < 7; r++ {
 		var wg sync.WaitGroup
 		t0 := time.Now()
 		for i := 0; i < p; i++ {
 			wg.Add(1)
-			go func() { defer wg.Done(); fmaLoop(iters) }()
+			go func() { defer wg.Done(); loop(iters) }()
 		}
 		wg.Wait()
 		el := time.Since(t0).Seconds()
-		best = max(best, float64(p)*iters*fmaFlopsPerIter/el/1e9)
+		best = max(best, float64(p)*iters*flops/el/1e9)
 	}
 	return best
 }
@@ -262,6 +265,19 @@ func main() {
 	gcpolicy.Apply()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		serve()
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "screen" { // screenProcesses's children
+		n1, err1 := strconv.Atoi(os.Args[2])
+		width, err2 := strconv.Atoi(os.Args[3])
+		if err1 != nil || err2 != nil {
+			fmt.Fprintln(os.Stderr, "gocmp screen: want N1 WIDTH")
+			os.Exit(2)
+		}
+		if _, err := screenTime(n1, width, 1); err != nil {
+			fmt.Fprintln(os.Stderr, "gocmp screen:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	quick := flag.Bool("quick", false, "fewer repetitions and shorter runs (under 5 minutes)")

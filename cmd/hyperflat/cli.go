@@ -21,6 +21,7 @@ import (
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/internal/textable"
@@ -55,6 +56,7 @@ func commands() []command {
 		{"import", "read exported runs into a store, creating them or filling the cells it lacks", runImport},
 		{"serve", "a read-only web dashboard of a store's runs, live while workers fill it", runServe},
 		{"trial", "train and score one configuration of the ahsc objective (a Katib trial)", runTrial},
+		{"bayesmark", "score Bayesmark's own output folders (bayesmark score DIR...) as report scores its runs", runBayesmark},
 		{"data", "list the registry's datasets and their state; data fetch NAME|all downloads them", runData},
 	}
 }
@@ -111,11 +113,41 @@ func flags(name string) *pflag.FlagSet {
 	return fs
 }
 
+// statusWords explains, in a command's --help, every status word its table prints, so that a
+// reader meets none that only a source comment explains.
+var statusWords = map[string]string{
+	"runs": `Status:
+  finished     every cell done and the assembled result stored
+  running      cells are claimed or done, others still to compute (hyperflat worker goes on)
+  pending      no cell claimed or done yet (a --submit run waiting for workers)
+  failed       every cell ended, some failed (run --resume retries them)
+  unassembled  every cell done but the result not assembled yet: a run imported from exports,
+               or one whose last worker stopped; hyperflat report reads it as it is, and
+               run --resume with the same options assembles it
+  retired      its unfinished cells were taken out of the work (hyperflat retire; --undo
+               reopens it)
+`,
+	"data": `Status:
+  present                      every file is there with its published checksum
+  missing                      not in the data directory (hyperflat data fetch NAME gets it)
+  missing (embedded copy used) not in the data directory; the copy built into hyperflat is used
+  missing K of N files         some of the dataset's files are there, K are not
+  checksum mismatch: FILE      FILE is there but differs from the published one (refetch it)
+`,
+	"check": `Result:
+  pass  both derivative orders agree with finite differences within the tolerance
+  FAIL  an order disagrees: the operator's gradient is wrong (the command exits 1)
+`,
+}
+
 // parse parses a command's flags. It reports whether the command should go on and, if not,
 // the exit status: 0 after --help, 2 after a usage error (with the usage on stderr).
 func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout, stderr io.Writer) (int, bool) {
 	printUsage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: hyperflat %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		if words := statusWords[fs.Name()]; words != "" {
+			fmt.Fprintf(w, "\n%s", words)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n\n", fs.Name(), err)
@@ -225,7 +257,8 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\ngc %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS, gcInEffect())
+	// build is what runs and cells record of this binary (a worker computes only its own build's runs).
+	fmt.Fprintf(stdout, "hyperflat %s\n%s %s/%s\ngorgonia %s\nblas %s\ngc %s\nbuild %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, gorgonia, graph.BLAS, gcInEffect(), experiments.CodeVersion())
 	return exitOK
 }
 
@@ -339,16 +372,17 @@ func isTerminal(f *os.File) bool {
 // runFlags are the flags every experiment's run command takes.
 type runFlags struct {
 	preset, dataDir, out, shard, maxMem, format *string
+	bayesmarkOut                                *string
 	seed                                        *uint64
 	workers                                     *int
-	resume, submit, quiet, verbose              *bool
+	resume, submit, quiet, verbose, anyBuild    *bool
 	trialTimeout                                *time.Duration
 	store                                       storeFlags
 	own                                         map[string]bool // the experiment's config flags
 }
 
-const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] " +
-	"[--store DSN] [--resume] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
+const runSynopsis = "run NAME [--preset quick|paper] [--seed N] [--workers N] [--data-dir DIR] [--out DIR] [--bayesmark-out DIR (ahsc)] " +
+	"[--store DSN] [--resume] [--any-build] [--shard I/N] [--submit] [--format table|csv|json] [--verbose] [--quiet] [experiment flags]"
 
 func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	f := runFlags{
@@ -360,11 +394,15 @@ func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	}
 	f.store = addStoreFlags(fs, true)
 	f.resume = fs.Bool("resume", false, "continue the latest stored run with the same options: finished cells are kept, failed ones retried")
+	f.anyBuild = fs.Bool("any-build", false, "with --resume or --shard, go on with a run begun by another build of hyperflat (hyperflat version names this one), mixing two builds' arithmetic in one run")
 	f.shard = fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
 	f.submit = fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
 	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
 	f.trialTimeout = fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
 	f.format = fs.String("format", "table", "output format: table, csv or json")
+	if exp.Name == "ahsc" {
+		f.bayesmarkOut = fs.String("bayesmark-out", "", "also write the Bayesmark cells in Bayesmark's output layout under this directory (hyperflat bayesmark score and Bayesmark's analysis read it)")
+	}
 	f.verbose = fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	f.own = map[string]bool{}
@@ -467,6 +505,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return code
 	}
 	opt, mode, dsn, err := rf.options(fs, exp)
+	if err == nil && rf.bayesmarkOut != nil && *rf.bayesmarkOut != "" {
+		if c, ok := opt.Config.(*ahsc.Config); ok && len(c.BayesmarkDatasets()) == 0 {
+			err = fmt.Errorf("--bayesmark-out: the run has none of Bayesmark's datasets (breast, digits, iris, wine)")
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat run %s: %v\n", exp.Name, err)
 		return exitUsage
@@ -492,7 +535,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	} else {
 		var done bool
-		if res, done, err = runStored(ctx, exp, opt, mode, dsn, *rf.workers, *rf.store.lease, b, stdout, stderr); err != nil || done {
+		if res, done, err = runStored(ctx, exp, opt, mode, dsn, *rf.workers, *rf.store.lease, *rf.anyBuild, b, stdout, stderr); err != nil || done {
 			if err != nil {
 				return fail(err)
 			}
@@ -501,6 +544,11 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if b != nil {
 		b.Stop()
+	}
+	if rf.bayesmarkOut != nil && *rf.bayesmarkOut != "" {
+		if err := writeBayesmark(res, *rf.bayesmarkOut, stderr); err != nil {
+			return fail(err)
+		}
 	}
 	if err := writeResult(stdout, res, *rf.format, *rf.verbose); err != nil {
 		return fail(err)
@@ -539,13 +587,13 @@ func runFailure(stderr io.Writer, name, dsn string, err error) int {
 // runStored runs through the store at dsn. It returns the result to print, or done when
 // there is nothing to print (a submitted run, a shard that finished before the others).
 func runStored(ctx context.Context, exp experiments.Experiment, opt experiments.Options, mode experiments.Mode, dsn string,
-	workers int, lease time.Duration, b *bars, stdout, stderr io.Writer) (*experiments.Result, bool, error) {
+	workers int, lease time.Duration, anyBuild bool, b *bars, stdout, stderr io.Writer) (*experiments.Result, bool, error) {
 	st, err := openStore(ctx, dsn)
 	if err != nil {
 		return nil, false, err
 	}
 	defer st.Close()
-	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: workers, Lease: lease, DataDir: opt.DataDir}
+	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: workers, Lease: lease, DataDir: opt.DataDir, AnyBuild: anyBuild}
 	if b != nil {
 		r.Monitor, r.Progress = b, b
 	}

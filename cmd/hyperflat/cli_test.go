@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hyperflat/hyperflat/experiments"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -59,7 +61,8 @@ func TestHelpOnEveryCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI("version")
-	if code != 0 || !strings.HasPrefix(out, "hyperflat ") || !strings.Contains(out, "gorgonia") || !strings.Contains(out, "blas ") || !strings.Contains(out, "\ngc GOGC=") {
+	if code != 0 || !strings.HasPrefix(out, "hyperflat ") || !strings.Contains(out, "gorgonia") || !strings.Contains(out, "blas ") || !strings.Contains(out, "\ngc GOGC=") ||
+		!strings.Contains(out, "\nbuild "+experiments.CodeVersion()+"\n") {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 }

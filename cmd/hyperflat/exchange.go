@@ -11,17 +11,47 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/store"
 )
 
 // exportName is the file a run is exported to in a directory: its experiment and the start of
 // its identity, the same for the run in every store (IDs differ between stores).
+// Whatever a store holds (a run imported by an older build included), the name is one plain
+// file name: characters other than letters, digits, '.', '_' and '-' become '_'.
 func exportName(r store.Run) string {
 	id := strings.TrimPrefix(r.Identity, r.Experiment+"-")
 	if len(id) > 16 {
 		id = id[:16]
 	}
-	return r.Experiment + "-" + id + ".jsonl.gz"
+	return safeName(r.Experiment) + "-" + safeName(id) + ".jsonl.gz"
+}
+
+// safeName maps s to a file-name part that cannot leave a folder.
+func safeName(s string) string {
+	b := []byte(s)
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') || (i == 0 && c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+// inside is dir/name, or an error if that path would not be a file directly in dir.
+func inside(dir, name string) (string, error) {
+	if !filepath.IsLocal(name) || filepath.Base(name) != name {
+		return "", fmt.Errorf("export file name %q would leave %s", name, dir)
+	}
+	return filepath.Join(dir, name), nil
 }
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -75,7 +105,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	for _, r := range chosen {
-		path := filepath.Join(*dir, exportName(r))
+		path, err := inside(*dir, exportName(r))
+		if err != nil {
+			return fail(err)
+		}
 		if err := exportFile(ctx, st, r.ID, path); err != nil {
 			return fail(err)
 		}
@@ -119,9 +152,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flags("import")
 	sf := addStoreFlags(fs, false)
 	out := fs.String("out", "", "the --out directory whose store (OUT/hyperflat.db) to import into")
-	const synopsis = "import [--store DSN | --out DIR] FILE..."
+	dataDir := fs.String("data-dir", "", "dataset directory, read to rebuild each export's plan and check its cells against it (default $"+datasets.EnvDataDir+", then the project's data folder)")
+	noPlan := fs.Bool("no-plan-check", false, "do not rebuild the plans (for exports whose datasets are not at hand); the experiment, identity and options are still checked")
+	const synopsis = "import [--store DSN | --out DIR] [--data-dir DIR] [--no-plan-check] FILE..."
 	printUsage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage: hyperflat %s\n\nFILE is an export (hyperflat export, plain or .gz). A run the store lacks is created; one it has gains the exported cells it has not finished. A resumed run (run --resume) continues it.\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		fmt.Fprintf(w, "Usage: hyperflat %s\n\nFILE is an export (hyperflat export, plain or .gz). A run the store lacks is created; one it has (the same identity and options) gains the exported cells it has not finished. A resumed run (run --resume) continues it. Each export is checked whole before anything of it is written: a registered experiment, an identity that is the hash of its options, and cells that are exactly the plan of those options.\n\nFlags:\n%s", synopsis, fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "hyperflat import: %v\n\n", err)
@@ -142,24 +177,41 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "hyperflat import: name a store: --store DSN, --out DIR or $%s\n", EnvStore)
 		return exitUsage
 	}
-	st, err := openStore(ctx, dsn)
-	if err != nil {
-		fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
-		return exitFailure
-	}
-	defer st.Close()
 	paths, err := exportsByCreation(fs.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
 		return exitFailure
 	}
+	checker := &experiments.ImportChecker{Experiments: all.Experiments(), DataDir: datasets.ResolveDir(*dataDir), SkipPlan: *noPlan}
+	check := func(spec store.RunSpec) error { return checker.Check(ctx, spec) }
+	// Every file is read and checked whole before the store is opened: an invalid one among
+	// them writes nothing, not even a new store's file.
 	for _, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
 			return exitFailure
 		}
-		s, err := st.ImportRun(ctx, f)
+		_, err = store.CheckExport(f, check)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat import: %s: %v (nothing imported)\n", path, err)
+			return exitFailure
+		}
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
+		return exitFailure
+	}
+	defer st.Close()
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "hyperflat import: %v\n", err)
+			return exitFailure
+		}
+		s, err := st.ImportRunChecked(ctx, f, check)
 		f.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "hyperflat import: %s: %v\n", path, strings.TrimPrefix(err.Error(), "store: import: "))
@@ -192,6 +244,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func exportsByCreation(paths []string) ([]string, error) {
 	created := make(map[string]time.Time, len(paths))
 	for _, path := range paths {
+		// Import reads each file three times (its header here, then whole to check it, then to
+		// import it): a pipe or a device would give other bytes each time, or block forever.
+		if fi, err := os.Stat(path); err != nil {
+			return nil, err
+		} else if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file (%s): save the export to a file first", path, fi.Mode().Type())
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err

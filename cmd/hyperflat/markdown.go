@@ -82,12 +82,39 @@ const (
 	generatedEnd   = "<!-- end of the generated block -->"
 )
 
+// maxPageBytes bounds a hand-written page that report --markdown reads to rewrite its block
+// (ahsc-protocol.md is about 30 kB).
+const maxPageBytes = 16 << 20
+
+// readPage reads a page to rewrite, refusing what is not a regular file (checked before it is
+// opened: opening a FIFO waits for a writer, beyond the reach of signals) or is larger than
+// maxPageBytes.
+func readPage(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (mode %v): a page to rewrite must be a file on disk", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPageBytes+1))
+	if err == nil && len(b) > maxPageBytes {
+		err = fmt.Errorf("%s: more than %d MiB, not a page to rewrite", path, maxPageBytes>>20)
+	}
+	return b, err
+}
+
 // replaceGeneratedBlock rewrites the text between the page's markers with content and
 // reports whether the page changed. A page without exactly one pair of markers, in order,
 // is an error naming them: the block is never guessed, so hand-written text is never
 // overwritten.
 func replaceGeneratedBlock(path, content string) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := readPage(path)
 	if err != nil {
 		return false, err
 	}
@@ -101,6 +128,25 @@ func replaceGeneratedBlock(path, content string) (bool, error) {
 		return false, nil
 	}
 	return true, experiments.WriteArtifact(path, func(w io.Writer) error { _, err := io.WriteString(w, out); return err })
+}
+
+// readAuthorsOutputs reads the authors' stored Bayesmark outputs re-scored
+// (ahsc.AuthorsBayesmarkCommand writes them beside the pages); nil where the directory has
+// none, so that a report into another directory needs no fetched copy of their repository.
+func readAuthorsOutputs(path string) (*ahsc.AuthorsOutputs, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ao, err := ahsc.ReadAuthorsOutputs(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ao, nil
 }
 
 // exportStore is the store the published pages' command imports the exports into.
@@ -167,7 +213,11 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		}
 		runs = append(runs, sr)
 	}
-	md, err := ahsc.Table1Markdown(command, inProgress, runs...)
+	ao, err := readAuthorsOutputs(filepath.Join(dir, "authors_bayesmark.csv"))
+	if err != nil {
+		return fail(err)
+	}
+	md, err := ahsc.Table1Markdown(command, inProgress, ao, runs...)
 	if err != nil {
 		return fail(err)
 	}
@@ -206,7 +256,7 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 	}
 	// ahsc-protocol.md is written by hand but opens with a generated verdict: rewrite its
 	// marked block where the page is in DIR (docs/reproduction), and leave the rest alone.
-	if verdict, err := ahsc.ProtocolVerdict(runs...); err != nil {
+	if verdict, err := ahsc.ProtocolVerdict(ao, runs...); err != nil {
 		return fail(err)
 	} else if p := filepath.Join(dir, "ahsc-protocol.md"); verdict != "" {
 		switch changed, err := replaceGeneratedBlock(p, verdict); {

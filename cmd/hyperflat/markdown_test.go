@@ -45,7 +45,7 @@ func TestReportMarkdown(t *testing.T) {
 		}
 	}
 	// each run's computing time, the union of its cells' spans read from the store
-	if rows := regexp.MustCompile(`(?m)^\| [12] \| (clean|authors) \| quick \| iris \| hat \| ([^|]+) \|`).FindAllStringSubmatch(string(md), -1); len(rows) != 2 {
+	if rows := regexp.MustCompile(`(?m)^\| [12] \| (clean|authors) \| quick \| iris \| hat \| model (?:sklearn|hyperflat); methods ahsc,random \| ([^|]+) \|`).FindAllStringSubmatch(string(md), -1); len(rows) != 2 {
 		t.Errorf("table1.md's runs table: %q, want 2 runs", rows)
 	} else {
 		for _, r := range rows {
@@ -73,6 +73,37 @@ func TestReportMarkdown(t *testing.T) {
 	}
 
 	checkExportImport(t, dir, docs)
+	checkAuthorsOutputs(t, dir, docs) // last: it rewrites table1.md
+}
+
+// checkAuthorsOutputs puts a hand-made authors_bayesmark.csv beside the pages: report
+// --markdown then adds its section to table1.md, and refuses a malformed one, naming it.
+func checkAuthorsOutputs(t *testing.T, dir, docs string) {
+	t.Helper()
+	const head = "source,dataset,method,studies,calls_min,calls_max,mean,ci_low,ci_high,source_commit,eval_path,baseline_path,baseline,baseline_diff,resamples,seed\n"
+	path := filepath.Join(docs, "authors_bayesmark.csv")
+	csv := head + "r/iris_min,iris,stcvx,20,15,15,90.99,89.3,92.61,aaaaaaa111,r/iris_min/derived/eval.json,,stored,0,10000,1\n" +
+		"r/iris_min,iris,random,20,15,15,88.34,86.36,90.19,aaaaaaa111,r/iris_min/derived/eval.json,,stored,0,10000,1\n"
+	if err := os.WriteFile(path, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	if code, _, errs := runCLI("report", "--out", dir, "--markdown", docs); code != 0 {
+		t.Fatalf("report --markdown with authors_bayesmark.csv: exit %d: %s", code, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(docs, "table1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| iris | 91.00 | 90.99 [89.30, 92.61] | 88.34 [86.36, 90.19] |"; !strings.Contains(string(md), want) {
+		t.Errorf("table1.md lacks the authors' outputs row %q", want)
+	}
+	if err := os.WriteFile(path, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI("report", "--out", dir, "--markdown", docs); code == 0 || !strings.Contains(errs, "authors_bayesmark.csv") {
+		t.Errorf("a CSV without rows: exit %d, stderr %q; want a failure naming the file", code, errs)
+	}
 }
 
 // checkExportImport checks that the runs of the store in dir, exported and imported into a

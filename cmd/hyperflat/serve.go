@@ -42,6 +42,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	defer st.Close()
+	if st.Snapshot() {
+		fmt.Fprintf(stderr, "hyperflat serve: note: the store's directory cannot be written, so it is shown as it stood now; what workers store later will not show until serve is restarted\n")
+	}
 	dash, err := dashboard.New(st, dashboard.Config{Token: *token, Options: runOptions, DSN: dsn})
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat serve: %v\n", err)
@@ -53,7 +56,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "hyperflat serve: %v\n", err)
 		return exitFailure
 	}
-	srv := &http.Server{Handler: dash, ReadHeaderTimeout: 10 * time.Second}
+	// Idle keep-alive connections are closed, so that clients that went quiet hold nothing.
+	srv := &http.Server{Handler: dash, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	u := "http://" + ln.Addr().String() + "/"
 	if *token != "" {
 		u += "?token=" + url.QueryEscape(*token)

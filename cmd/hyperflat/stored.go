@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,9 +84,12 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	workers := fs.Int("workers", 1, "cells computed at once by this process")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
 	name := fs.String("name", "", "this worker's name in the store (default host:pid)")
-	wait := fs.Bool("wait", false, "keep polling for new runs instead of exiting when no run has cells left")
+	wait := &waitValue{}
+	fs.Var(wait, "wait", "keep polling for new runs instead of exiting when no run has cells left, and ride out a store that is unreachable (a database restarting) for up to `D` (--wait alone: for as long as it takes; without --wait: 1m), keeping a finished cell's result until it is stored")
+	fs.Lookup("wait").NoOptDefVal = "forever"
+	anyBuild := fs.Bool("any-build", false, "also compute cells of runs begun by another build of hyperflat (hyperflat version names this one), which would mix two builds' arithmetic in one run")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	synopsis := "worker --store DSN [--run ID,...] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait] [--quiet]"
+	synopsis := "worker --store DSN [--run ID,...] [--workers N] [--lease D] [--data-dir DIR] [--name NAME] [--wait[=D]] [--any-build] [--quiet]"
 	if code, ok := parse(fs, synopsis, args, stdout, stderr); !ok {
 		return code
 	}
@@ -107,13 +112,23 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitUsage
 		}
 	}
-	st, err := openStore(ctx, dsn)
+	var st *store.Store
+	open := func() (err error) { st, err = openStore(ctx, dsn); return err }
+	var err error
+	if wait.on {
+		// A worker started while the database restarts (a pod restarted with it) waits too.
+		err = experiments.WhileUnavailable(ctx, wait.outage(), logTo(stderr, *quiet), open)
+	} else {
+		err = open()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat worker: %v\n", err)
 		return exitFailure
 	}
 	defer st.Close()
-	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir), Wait: *wait}
+	r := &experiments.Runner{Store: st, Experiments: all.Experiments(), Workers: *workers, Lease: *sf.lease, Name: *name, DataDir: datasets.ResolveDir(*dataDir),
+		Wait: wait.on, Outage: wait.outage(), AnyBuild: *anyBuild}
+	r.Log = logTo(stderr, *quiet)
 	var b *bars
 	if f, ok := stderr.(*os.File); ok && !*quiet && isTerminal(f) {
 		b = newBars(stderr, *workers)
@@ -132,7 +147,80 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "worker %s: computed %d cells\n", r.Name, n)
+	if !*anyBuild {
+		otherBuilds(ctx, st, *runs, stderr)
+	}
 	return exitOK
+}
+
+// logTo is where a worker notes the store's outages: stderr, unless quiet.
+func logTo(stderr io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return nil
+	}
+	return stderr
+}
+
+// otherBuilds says which runs in scope still have cells that this worker left because
+// another build began them.
+func otherBuilds(ctx context.Context, st *store.Store, scope []int64, stderr io.Writer) {
+	runs, err := st.Runs(ctx)
+	if err != nil {
+		return
+	}
+	own := experiments.CodeVersion()
+	for _, r := range runs {
+		if r.Left() > 0 && r.Build != "" && r.Build != own && (len(scope) == 0 || slices.Contains(scope, r.ID)) {
+			fmt.Fprintf(stderr, "hyperflat worker: run %d has %d cells left, begun by build %s; this is %s (--any-build computes them)\n", r.ID, r.Left(), r.Build, own)
+		}
+	}
+}
+
+// waitValue is worker's --wait[=D]: off, on for as long as it takes, or on with a bound on
+// how long the store may stay unreachable.
+type waitValue struct {
+	on  bool
+	max time.Duration // 0: no bound
+}
+
+func (w *waitValue) String() string {
+	switch {
+	case !w.on:
+		return ""
+	case w.max == 0:
+		return "forever"
+	}
+	return w.max.String()
+}
+
+func (w *waitValue) Set(s string) error {
+	switch s {
+	case "forever", "true":
+		*w = waitValue{on: true}
+		return nil
+	case "false":
+		*w = waitValue{}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second {
+		return fmt.Errorf("%q: want a duration of at least 1s (30s, 10m, 2h), or nothing for as long as it takes", s)
+	}
+	*w = waitValue{on: true, max: d}
+	return nil
+}
+
+func (w *waitValue) Type() string { return "D" }
+
+// outage is how long the runner rides out an unreachable store.
+func (w *waitValue) outage() time.Duration {
+	switch {
+	case !w.on:
+		return experiments.DefaultOutage
+	case w.max == 0:
+		return time.Duration(math.MaxInt64)
+	}
+	return w.max
 }
 
 func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -184,7 +272,7 @@ func runRetire(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hyperflat retire: name the runs: --run ID,... (hyperflat runs lists them)")
 		return exitUsage
 	}
-	st, code := openExisting(ctx, "retire", sf.dsn(*out), "table", stderr)
+	st, code := openExistingMode(ctx, "retire", sf.dsn(*out), "table", true, stderr)
 	if st == nil {
 		return code
 	}
@@ -266,9 +354,17 @@ func runOptions(r store.Run) string {
 	return strings.Join(append(parts, changed...), " ")
 }
 
-// openExisting opens the store a reading command (runs, report) names, after checking its
-// --format; on failure it has reported the error and returns a nil store and the exit status.
+// openExisting opens read-only the store a reading command (runs, report, export) names,
+// after checking its --format: it writes nothing, not even a lock file, and works on a store
+// this user cannot write. On failure it has reported the error and returns a nil store and the
+// exit status.
 func openExisting(ctx context.Context, cmd, dsn, format string, stderr io.Writer) (*store.Store, int) {
+	return openExistingMode(ctx, cmd, dsn, format, false, stderr)
+}
+
+// openExistingMode is openExisting, or with write for a command that changes an existing
+// store (retire), a writing open.
+func openExistingMode(ctx context.Context, cmd, dsn, format string, write bool, stderr io.Writer) (*store.Store, int) {
 	if err := validFormat(format); err != nil {
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
 		return nil, exitUsage
@@ -281,7 +377,13 @@ func openExisting(ctx context.Context, cmd, dsn, format string, stderr io.Writer
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
 		return nil, exitFailure
 	}
-	st, err := openStore(ctx, dsn)
+	var st *store.Store
+	var err error
+	if write {
+		st, err = openStore(ctx, dsn)
+	} else {
+		st, err = store.OpenReadOnly(ctx, dsn)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat %s: %v\n", cmd, err)
 		return nil, exitFailure
@@ -316,8 +418,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dataDir := fs.String("data-dir", "", "dataset directory, needed only to assemble a finished run that never was")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	verbose := fs.BoolP("verbose", "v", false, "print every table, not only the headline ones (with --format table)")
+	bayesmarkOut := fs.String("bayesmark-out", "", "write an ahsc run's Bayesmark cells in Bayesmark's output layout under this directory")
 	markdown := fs.String("markdown", "", "write the published tables of the stored runs (or of --run): AHSC Table 1 as DIR/table1.md and .csv from the ahsc runs, PAC-Bayes Table C.1 as DIR/tablec1.md, CSVs and PNGs from the weightdecay runs")
-	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--format table|csv|json] [--verbose] [--markdown DIR]", args, stdout, stderr); !ok {
+	if code, ok := parse(fs, "report [--store DSN | --out DIR] [--run ID] [--plots DIR] [--bayesmark-out DIR] [--format table|csv|json] [--verbose] [--markdown DIR]", args, stdout, stderr); !ok {
 		return code
 	}
 	st, code := openExisting(ctx, "report", sf.dsn(*out), *format, stderr)
@@ -340,6 +443,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitFailure
 		}
 		res.Artifacts = paths
+	}
+	if *bayesmarkOut != "" {
+		if err := writeBayesmark(res, *bayesmarkOut, stderr); err != nil {
+			fmt.Fprintf(stderr, "hyperflat report: %v\n", err)
+			return exitFailure
+		}
 	}
 	if err := writeResult(stdout, res, *format, *verbose); err != nil {
 		fmt.Fprintf(stderr, "hyperflat report: %v\n", err)

@@ -18,8 +18,8 @@ import (
 // trialSpaceFlags are the flags that choose a trial's search space, and so which parameter
 // flags it has: they are read before the flag set exists. --protocol is among them because
 // the authors' Bayesmark space is scikit-learn's own (tol and validation_fraction added; see
-// experiments/ahsc/authors.go).
-var trialSpaceFlags = []string{"dataset", "preset", "protocol"}
+// experiments/ahsc/authors.go), and --space, a user's space for the dataset's model.
+var trialSpaceFlags = []string{"dataset", "preset", "protocol", "space"}
 
 // prescan returns the values the arguments give the named flags (--name VALUE or
 // --name=VALUE; the last one wins, as the flag parser would).
@@ -45,26 +45,23 @@ func trialConfig(args []string) (experiments.Config, search.Space, string, error
 		preset = p
 	}
 	values := map[string]string{"dataset": "iris"}
-	for _, name := range []string{"dataset", "protocol"} {
+	for _, name := range []string{"dataset", "protocol", "space"} {
 		if v, ok := pre[name]; ok {
 			values[name] = v
 		}
 	}
-	cfg, err := ahsc.Experiment().Configure(preset, values)
-	if err == nil {
-		err = cfg.Finish(preset)
-	}
+	cfg, err := ahsc.TrialConfig(preset, values)
 	if err != nil {
 		return nil, nil, preset, err
 	}
-	space, err := ahsc.TrialSpace(cfg.(*ahsc.Config))
+	space, err := ahsc.TrialSpace(cfg)
 	return cfg, space, preset, err
 }
 
 // runTrial is `hyperflat trial`: one configuration of the ahsc objective, trained and scored
 // as `hyperflat run ahsc` trains every method's, printed as Katib's StdOut collector reads.
 func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	synopsis := "trial [--dataset NAME] [--preset quick|paper] [--protocol clean|authors] [--seed N] [--repeat R] [--epochs N] [--data-dir DIR] --PARAM VALUE ..."
+	synopsis := "trial [--dataset NAME] [--preset quick|paper] [--protocol clean|authors] [--space FILE] [--seed N] [--repeat R] [--epochs N] [--data-dir DIR] --PARAM VALUE ..."
 	cfg, space, preset, err := trialConfig(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
@@ -74,6 +71,8 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.String("dataset", "iris", "dataset of the ahsc experiment (its search space names the flags below)")
 	fs.String("preset", experiments.Quick, "quick or paper: data sizes and epochs as in hyperflat run ahsc")
 	fs.String("protocol", "clean", "clean or authors, as hyperflat run ahsc --protocol (authors: the Bayesmark sets search scikit-learn's own space)")
+	fs.String("space", "", "a YAML or JSON search space for the dataset's model (clean protocol), whose names are the flags below "+
+		"(README: Your own table and search space)")
 	seed := fs.Uint64("seed", 1, "seed of the split and of the initial weights")
 	repeat := fs.Int("repeat", 0, "which repeat's split to use")
 	epochs := fs.String("epochs", "", "most epochs of training (default: the preset's)")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,5 +49,42 @@ func TestTrialProtocol(t *testing.T) {
 		if code != c.code || !strings.Contains(where, c.want) {
 			t.Errorf("%s: exit %d (want %d), stdout %q, stderr %q; want %q", c.name, code, c.code, out, errs, c.want)
 		}
+	}
+}
+
+// TestTrialSpace: --space gives a trial its parameter flags and their ranges (here a
+// Bayesmark MLP's space with fixed Adam constants), and a malformed space is a usage error
+// naming its line.
+func TestTrialSpace(t *testing.T) {
+	dir := t.TempDir()
+	space := filepath.Join(dir, "space.json")
+	text := `{"parameters": [
+  {"name": "hidden_layer_sizes", "type": "int", "low": 8, "high": 32},
+  {"name": "alpha", "type": "float", "low": 1e-5, "high": 1e-1, "log": true},
+  {"name": "batch_size", "type": "categorical", "choices": [16, 32]},
+  {"name": "learning_rate_init", "type": "float", "low": 1e-3, "high": 1e-1, "log": true},
+  {"name": "one_minus_beta_1", "type": "categorical", "choices": [0.1]},
+  {"name": "one_minus_beta_2", "type": "categorical", "choices": [0.001]},
+  {"name": "epsilon", "type": "categorical", "choices": [1e-8]}]}`
+	bad := filepath.Join(dir, "bad.json")
+	if os.WriteFile(space, []byte(text), 0o644) != nil || os.WriteFile(bad, []byte(strings.Replace(text, `"log": true}`, `"log": true, "step": 2}`, 1)), 0o644) != nil {
+		t.Fatal("cannot write the space files")
+	}
+	hp := []string{"--hidden_layer_sizes=10", "--alpha=0.001", "--batch_size=16", "--learning_rate_init=0.01",
+		"--one_minus_beta_1=0.1", "--one_minus_beta_2=0.001", "--epsilon=1e-8"}
+	trial := func(file string, hp ...string) (int, string, string) {
+		return runCLI(append([]string{"trial", "--dataset", "iris", "--epochs", "2", "--space", file}, hp...)...)
+	}
+	if code, out, errs := trial(space, hp...); code != 0 || !strings.Contains(out, "objective=") {
+		t.Errorf("a trial in the space: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs := trial(space, append(hp, "--batch_size=64")...); code != 2 || !strings.Contains(errs, `--batch_size "64": want one of 16, 32`) {
+		t.Errorf("a batch size outside the space's choices: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := trial(bad, hp...); code != 2 || !strings.Contains(errs, "bad.json:3: alpha.step: unknown key") {
+		t.Errorf("a space with an unknown key: exit %d, stderr %q", code, errs)
+	}
+	if code, out, _ := trial(space, "--help"); code != 0 || !strings.Contains(out, "--one_minus_beta_1") || !strings.Contains(out, "one of 16, 32") {
+		t.Errorf("trial --space FILE --help: exit %d, does not list the space's flags:\n%s", code, out)
 	}
 }

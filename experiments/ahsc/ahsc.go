@@ -65,6 +65,9 @@ func plan(ctx context.Context, opt experiments.Options, cfg *Config) (*experimen
 		if pr.sha256 != "" {
 			cc["data"], cc["data_sha256"] = cfg.Data, pr.sha256 // see experiments.Cell
 		}
+		if cfg.userSpace != nil { // the parsed space's hash: its layout and comments play no part
+			cc["space"], cc["space_sha256"] = cfg.Space, cfg.userSpace.Space.Hash()
+		}
 		p.Cells = append(p.Cells, experiments.Cell{Key: key, Seed: repeatSeed(opt.Seed, pr.name, j.repeat), Config: cc})
 	}
 	p.Run = func(ctx context.Context, i, inner int) (experiments.CellResult, error) {

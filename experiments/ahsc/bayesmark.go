@@ -92,37 +92,81 @@ func loss(e eval, f func(eval) float64) float64 {
 	return v
 }
 
-// bmPerf is a trial's perf for a case: its cumulative best visible loss at the last call, and
-// the test loss of the call that reached it (np_util.cummin: ties go to the latest call).
-func bmPerf(evals []eval, c bmCase) (visible, test float64) {
+// bmStudy is one study as Bayesmark scores it: one search of one method on one problem,
+// with, for each test case k, the visible and generalization losses of its calls,
+// visible[k][call][suggestion]. A failed call is +∞ in both.
+type bmStudy struct {
+	method        string
+	random        bool // pooled for clip
+	visible, test [][][]float64
+}
+
+// bmCalls counts a study's calls (the same for every test case of our runs).
+func (s bmStudy) bmCalls() int {
+	if len(s.visible) == 0 {
+		return 0
+	}
+	return len(s.visible[0])
+}
+
+// studyOf is a run's study: its full-fidelity calls, one suggestion each, under both cases.
+func studyOf(r run) bmStudy {
+	s := bmStudy{method: r.method, random: r.method == "random",
+		visible: make([][][]float64, len(bmCases)), test: make([][][]float64, len(bmCases))}
+	for _, e := range fullEvals(r.evals) {
+		for k, c := range bmCases {
+			s.visible[k] = append(s.visible[k], []float64{loss(e, c.visible)})
+			s.test[k] = append(s.test[k], []float64{loss(e, c.test)})
+		}
+	}
+	return s
+}
+
+// bmPerf is a study's perf for case k: its cumulative best visible loss at the last call,
+// and the generalization loss of the suggestion that reached it (get_perf_array: within a
+// call the first least visible loss, np.argmin; across calls np_util.cummin, ties to the
+// latest call). Infinite visible losses (failed calls) are never the best; a study none of
+// whose calls is finite has perf +∞ and an undefined test loss.
+func bmPerf(s bmStudy, k int) (visible, test float64) {
 	visible, test = math.Inf(1), math.NaN()
-	for _, e := range evals {
-		if v := loss(e, c.visible); v <= visible && !math.IsInf(v, 1) {
-			visible, test = v, loss(e, c.test)
+	for i, batch := range s.visible[k] {
+		best, j := math.Inf(1), -1
+		for jj, v := range batch {
+			if v < best {
+				best, j = v, jj
+			}
+		}
+		if j >= 0 && best <= visible {
+			visible, test = best, s.test[k][i][j]
 		}
 	}
 	return visible, test
 }
 
-// bmScale computes one case's opt and clip over the runs idx of a dataset, on the visible or
-// the test losses.
-func bmScale(runs []run, idx []int, f func(eval) float64) reference {
+// bmScale computes case k's opt and clip over studies, on the visible (gen false) or the
+// generalization losses: opt the least finite loss of every study, padded; clip the median
+// of the random studies' losses, every suggestion of every call pooled.
+func bmScale(studies []bmStudy, k int, gen bool) reference {
 	ref := reference{opt: math.Inf(1)}
 	var rnd []float64
-	for _, i := range idx {
-		random := runs[i].method == "random"
-		for _, e := range fullEvals(runs[i].evals) {
-			v := loss(e, f)
-			if random {
-				rnd = append(rnd, v)
-				ref.random++
-				if math.IsInf(v, 1) {
-					ref.failures++
+	for _, s := range studies {
+		losses := s.visible[k]
+		if gen {
+			losses = s.test[k]
+		}
+		for _, batch := range losses {
+			for _, v := range batch {
+				if s.random {
+					rnd = append(rnd, v)
+					ref.random++
+					if math.IsInf(v, 1) {
+						ref.failures++
+					}
 				}
-			}
-			if !math.IsInf(v, 1) {
-				ref.pooled++
-				ref.opt = math.Min(ref.opt, v)
+				if !math.IsInf(v, 1) {
+					ref.pooled++
+					ref.opt = math.Min(ref.opt, v)
+				}
 			}
 		}
 	}
@@ -131,6 +175,23 @@ func bmScale(runs []run, idx []int, f func(eval) float64) reference {
 		ref.opt = bmPad(ref.opt)
 	}
 	return ref
+}
+
+// bmScore is a study's visible and generalization scores against the cases' references:
+// 100·(1 − the mean over the cases of the normalized loss of its perf). NaN when the study
+// has no call.
+func bmScore(s bmStudy, vis, gen []reference) (visible, generalization float64) {
+	if s.bmCalls() == 0 {
+		return math.NaN(), math.NaN()
+	}
+	n := float64(len(vis))
+	var sv, sg float64
+	for k := range vis {
+		pv, pt := bmPerf(s, k)
+		sv += normalized(pv, vis[k].opt, vis[k].clip) / n
+		sg += normalized(pt, gen[k].opt, gen[k].clip) / n
+	}
+	return 100 * (1 - sv), 100 * (1 - sg)
 }
 
 // bayesmarkScores fills the value (visible score) and generalization score of every
@@ -150,28 +211,20 @@ func bayesmarkScores(runs []run) []reference {
 	var refs []reference
 	for _, name := range names {
 		idx := groups[name]
+		studies := make([]bmStudy, len(idx))
+		for j, i := range idx {
+			studies[j] = studyOf(runs[i])
+		}
 		vis := make([]reference, len(bmCases))
 		gen := make([]reference, len(bmCases))
 		for k, c := range bmCases {
-			vis[k], gen[k] = bmScale(runs, idx, c.visible), bmScale(runs, idx, c.test)
+			vis[k], gen[k] = bmScale(studies, k, false), bmScale(studies, k, true)
 			vis[k].dataset, vis[k].objective, vis[k].testCase = name, "visible", c.name
 			gen[k].dataset, gen[k].objective, gen[k].testCase = name, "generalization", c.name
 			refs = append(refs, vis[k], gen[k])
 		}
-		for _, i := range idx {
-			r := &runs[i]
-			evals := fullEvals(r.evals)
-			if len(evals) == 0 {
-				r.value, r.genScore = math.NaN(), math.NaN()
-				continue
-			}
-			var sv, sg float64
-			for k, c := range bmCases {
-				pv, pt := bmPerf(evals, c)
-				sv += normalized(pv, vis[k].opt, vis[k].clip) / float64(len(bmCases))
-				sg += normalized(pt, gen[k].opt, gen[k].clip) / float64(len(bmCases))
-			}
-			r.value, r.genScore = 100*(1-sv), 100*(1-sg)
+		for j, i := range idx {
+			runs[i].value, runs[i].genScore = bmScore(studies[j], vis, gen)
 		}
 	}
 	return refs

@@ -30,7 +30,7 @@ func TestBBOSearch(t *testing.T) {
 		evaluated = append(evaluated, cfg.String())
 		return float64(len(evaluated)), nil // the objective never steers the optimizer
 	}
-	trials, screened, err := bboSearch(context.Background(), AuthorsBayesmarkSpace(), obj, rand.New(rand.NewPCG(7, 8)), 1, func(b Builder) Builder { return b })
+	trials, screened, err := bboSearch(context.Background(), AuthorsBayesmarkSpace(), obj, rand.New(rand.NewPCG(7, 8)), 1, func(b Builder) Builder { return b }, convexity.MinOverBatches)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +94,95 @@ func TestBBOOnlyOnBayesmark(t *testing.T) {
 	}
 	if err := finish("wine"); err != nil {
 		t.Errorf("ahsc-bbo on wine: %v", err)
+	}
+}
+
+// TestBBOScreenOption: --bbo-screen picks ahsc-bbo's reduction and is part of the run's
+// identity, except committed, stored as "" so that the runs stored before the flag keep
+// their identity; it is refused without ahsc-bbo and for unknown values.
+func TestBBOScreenOption(t *testing.T) {
+	e := Experiment()
+	identity := func(flags map[string]string) (string, *Config, error) {
+		cfg, err := e.Configure(experiments.Quick, flags)
+		if err != nil {
+			return "", nil, err
+		}
+		opt, err := e.Resolve(experiments.Options{Preset: experiments.Quick, Seed: 1, Config: cfg})
+		if err != nil {
+			return "", nil, err
+		}
+		id, err := experiments.Identity("ahsc", opt)
+		return id, opt.Config.(*Config), err
+	}
+	base := map[string]string{"dataset": "iris", "methods": "ahsc-bbo"}
+	with := func(v string) map[string]string {
+		m := map[string]string{"bbo-screen": v}
+		for k, x := range base {
+			m[k] = x
+		}
+		return m
+	}
+	none, _, err := identity(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, c := range []struct {
+		v      string
+		stored string
+		reduce convexity.Reduce
+	}{{"committed", "", convexity.MinOverBatches}, {"max", "max", convexity.MaxOverBatches}, {"min-full", "min-full", convexity.MinOverFullBatches}} {
+		id, cfg, err := identity(with(c.v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.BBOScreen != c.stored || cfg.bboReduce() != c.reduce {
+			t.Errorf("%s: stored %q, reduce %v; want %q, %v", c.v, cfg.BBOScreen, cfg.bboReduce(), c.stored, c.reduce)
+		}
+		ids[c.v] = id
+	}
+	if ids["committed"] != none || ids["max"] == none || ids["min-full"] == none || ids["max"] == ids["min-full"] {
+		t.Errorf("identities %v, without the flag %s: committed must keep it, the others differ", ids, none)
+	}
+	if _, _, err := identity(with("median")); err == nil || !strings.Contains(err.Error(), "bbo-screen") {
+		t.Errorf("--bbo-screen median: %v", err)
+	}
+	if _, _, err := identity(map[string]string{"dataset": "iris", "methods": "ahsc", "bbo-screen": "max"}); err == nil || !strings.Contains(err.Error(), "applies to method ahsc-bbo") {
+		t.Errorf("--bbo-screen without ahsc-bbo: %v", err)
+	}
+}
+
+// TestBBOScreenReductions runs ahsc-bbo's screenings under the three reductions from the same
+// stream: the same configurations and trained models, so every screening's score orders as
+// min over all batches ≤ min over the full batches ≤ max over batches, and the partial batch
+// makes the first strictly smaller somewhere.
+func TestBBOScreenReductions(t *testing.T) {
+	obj := func(context.Context, search.Config, float64) (float64, error) { return 0, nil }
+	scores := map[convexity.Reduce][]convexity.Screened{}
+	for _, r := range []convexity.Reduce{convexity.MinOverBatches, convexity.MinOverFullBatches, convexity.MaxOverBatches} {
+		_, s, err := bboSearch(context.Background(), AuthorsBayesmarkSpace(), obj, rand.New(rand.NewPCG(5, 6)), 2, func(b Builder) Builder { return b }, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scores[r] = s
+	}
+	all, full, mx := scores[convexity.MinOverBatches], scores[convexity.MinOverFullBatches], scores[convexity.MaxOverBatches]
+	strict := 0
+	for i := range all {
+		if all[i].Config.String() != full[i].Config.String() || all[i].Config.String() != mx[i].Config.String() {
+			t.Fatalf("screening %d screened different configurations", i)
+		}
+		if all[i].Reason != "" || full[i].Reason != "" || mx[i].Reason != "" {
+			continue
+		}
+		if !(all[i].Score <= full[i].Score && full[i].Score <= mx[i].Score) {
+			t.Errorf("screening %d (%s): min %v, min over full %v, max %v", i, all[i].Config, all[i].Score, full[i].Score, mx[i].Score)
+		}
+		if all[i].Score < full[i].Score {
+			strict++
+		}
+	}
+	if strict == 0 {
+		t.Error("the partial last batch never decided the minimum")
 	}
 }

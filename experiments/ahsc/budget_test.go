@@ -110,7 +110,7 @@ func TestEqualBudget(t *testing.T) {
 		t.Errorf("iris scored at %d calls, want 3", k)
 	}
 
-	md, err := Table1Markdown("hyperflat report", nil, sr)
+	md, err := Table1Markdown("hyperflat report", nil, nil, sr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,9 @@ func TestEqualBudget(t *testing.T) {
 		"**Verdict.** Under the authors' protocol, with every method scored at AHSC's count of calls,",
 		"| iris | score | **45.00** [45.00, 45.00] (91.00) n=1, 3 calls | **100.00** [100.00, 100.00] (82.98) n=1, 5 calls |",
 		"## Equal budgets: every method at AHSC's count of calls",
-		"| iris | score | **81.67** [81.67, 81.67] (91.00) n=1, 3 calls | **28.33** [28.33, 28.33] (82.98) n=1, 3 calls | **100.00**",
-		"| vehicle | roc-auc | **0.880** [0.880, 0.880] (0.885) n=1, 3 calls | **0.750** [0.750, 0.750] (0.873) n=1, 3 calls |",
+		// Recomputed at one repeat: too few for the test to separate methods, so none is bold.
+		"| iris | score | 81.67 [81.67, 81.67] (91.00) n=1, 3 calls | 28.33 [28.33, 28.33] (82.98) n=1, 3 calls | 100.00",
+		"| vehicle | roc-auc | 0.880 [0.880, 0.880] (0.885) n=1, 3 calls | 0.750 [0.750, 0.750] (0.873) n=1, 3 calls |",
 		"| iris | authors | 3 | 100.00 [100.00, 100.00] | 35.00 [35.00, 35.00] | 65.00 [65.00, 65.00] | 91.00 | 82.98 |",
 		"AHSC's mean score is above random search's on 1 of 1 sets (iris 100.00 vs 35.00)",
 		"above random search on 0 of 2, then 2 of 2.", // one repeat: every cell is bold

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/search"
 )
 
 // Config is the whole protocol of one run. The paper preset is Section 4's: 20 repeats, 30
@@ -32,6 +34,14 @@ type Config struct {
 	Data string `flag:"data" json:"data" default:"" usage:"a CSV, TSV or ARFF file to use instead of --dataset"`
 	// Target is the class column of Data; "" is its last column.
 	Target string `flag:"target" json:"target" default:"" usage:"the class column of --data (\"\": the last column)"`
+	// Space is a user's search space file (YAML or JSON; see search.ParseSpaceFile) for
+	// Data's model, or, in `hyperflat trial`, for one dataset's; Finish makes the path
+	// absolute and reads the file into userSpace. A run on the paper's datasets searches
+	// Table 2's spaces, the ones their paper values come from (plan refuses --space there).
+	// The path is in the run's identity (omitempty keeps the identity of runs stored before
+	// the flag existed), the hash of the parsed space in every cell's configuration: a resume
+	// or a worker that reads another space is refused, as for Data.
+	Space string `flag:"space" json:"space,omitempty" default:"" usage:"a YAML or JSON search space replacing Table 2's, with --data only (README: Your own table and search space)"`
 	// Metric is Data's metric: auto is ROC-AUC for two classes (as the OpenML sets) and
 	// accuracy for more.
 	Metric string `flag:"metric" json:"metric" default:"auto" choices:"auto,auc,accuracy" usage:"metric for --data"`
@@ -82,6 +92,12 @@ type Config struct {
 	// flag existed used; Finish stores torch as "" (omitempty), so those runs keep their
 	// identity and resume with it.
 	Adam string `flag:"adam" json:"adam,omitempty" default:"hat" choices:"hat,torch" usage:"where ε enters Adam: hat (Keras's and scikit-learn's ε̂, as the authors' code) or torch (PyTorch's; the runs stored before this flag)"`
+	// BBOScreen is how ahsc-bbo reduces a screening's per-batch ratios to its score: committed
+	// is the authors' committed optimizer.py, the minimum over every batch, the last partial
+	// one included (which then decides); max the maximum over batches (Algorithm 1's
+	// reduction); min-full the minimum over the full batches. Part of the run's identity;
+	// Finish stores committed as "" (omitempty), so runs stored before the flag keep theirs.
+	BBOScreen string `flag:"bbo-screen" json:"bbo-screen,omitempty" default:"" derived:"committed" usage:"ahsc-bbo's reduction of the per-batch ratios: committed (optimizer.py's minimum over every batch), max, or min-full (minimum over the full batches)"`
 	// BayesmarkModel is the model the Bayesmark sets train: sklearn is scikit-learn's
 	// MLPClassifier as Bayesmark's MLP-adam problem fits it (SklearnBayesmarkBuild, package
 	// skmlp; --protocol authors only), hyperflat this package's MLP trained by package train
@@ -94,6 +110,12 @@ type Config struct {
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
+
+	// userSpace is the parsed Space file (nil without one).
+	userSpace *search.SpaceFile
+	// trial: the configuration of `hyperflat trial` (TrialConfig), which may take a Space
+	// for a paper dataset.
+	trial bool
 }
 
 // The values of Config.Adam.
@@ -101,6 +123,24 @@ const (
 	adamHat   = "hat"
 	adamTorch = "torch"
 )
+
+// The values of Config.BBOScreen.
+const (
+	bboCommitted = "committed"
+	bboMax       = "max"
+	bboMinFull   = "min-full"
+)
+
+// bboReduce is ahsc-bbo's reduction of the per-batch ratios.
+func (c *Config) bboReduce() convexity.Reduce {
+	switch c.BBOScreen {
+	case bboMax:
+		return convexity.MaxOverBatches
+	case bboMinFull:
+		return convexity.MinOverFullBatches
+	}
+	return convexity.MinOverBatches
+}
 
 // The bounds of the count flags (see validate).
 const (
@@ -140,6 +180,13 @@ func (c *Config) Finish(string) error {
 	case "", adamHat:
 	default:
 		return experiments.FlagErrorf("adam", "%q: want %s or %s", c.Adam, adamHat, adamTorch)
+	}
+	switch c.BBOScreen {
+	case bboCommitted:
+		c.BBOScreen = ""
+	case "", bboMax, bboMinFull:
+	default:
+		return experiments.FlagErrorf("bbo-screen", "%q: want %s, %s or %s", c.BBOScreen, bboCommitted, bboMax, bboMinFull)
 	}
 	switch c.BayesmarkModel {
 	case bayesmarkAuto:
@@ -237,6 +284,9 @@ func (c *Config) validate() error {
 	if !(c.MinDelta >= 0) {
 		return experiments.FlagErrorf("min-delta", "%g: want a number ≥ 0", c.MinDelta)
 	}
+	if c.BBOScreen != "" && !slices.Contains(c.Methods, "ahsc-bbo") {
+		return experiments.FlagErrorf("bbo-screen", "%s applies to method ahsc-bbo, which --methods does not list", c.BBOScreen)
+	}
 	if slices.Contains(c.Methods, "ahsc-bbo") {
 		for _, d := range c.datasets() {
 			if c.Data != "" || !slices.Contains(bayesmarkSets, d) {
@@ -244,7 +294,19 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	return nil
+	return c.loadSpace()
+}
+
+// BayesmarkDatasets lists the run's datasets that Bayesmark scores (breast, digits, iris,
+// wine): the ones --bayesmark-out writes.
+func (c *Config) BayesmarkDatasets() []string {
+	var out []string
+	for _, d := range c.datasets() {
+		if c.Data == "" && slices.Contains(bayesmarkSets, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // datasets lists the datasets a run covers.

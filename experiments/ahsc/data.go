@@ -2,8 +2,6 @@ package ahsc
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -145,6 +143,12 @@ func loadProblem(ctx context.Context, opt experiments.Options, cfg *Config, name
 		return nil, err
 	}
 	p.build = cfg.adamForm(p.build)
+	if sf := cfg.userSpace; sf != nil {
+		// Finish checked it against this model (modelHypers): the builder and the memory
+		// estimate read it as they read the built-in space.
+		p.space = sf.Space
+		p.describe += "; the space of " + filepath.Base(sf.File) + ": " + sf.Space.Describe()
+	}
 	return p, nil
 }
 
@@ -224,16 +228,27 @@ func loadTable(ctx context.Context, name, dir string) (*datasets.Dataset, error)
 func userProblem(ctx context.Context, opt experiments.Options, cfg *Config) (*problem, error) {
 	path, target := cfg.Data, cfg.Target
 	base := strings.TrimSuffix(strings.ToLower(filepath.Base(path)), ".gz")
-	var ds *datasets.Dataset
-	var err error
+	// A run reads its file again when it resumes and in every worker, and compares the hash:
+	// a pipe or a device would give other bytes (or none, or hang), so only a regular file will
+	// do. The check does not open the file (opening a FIFO blocks until a writer comes).
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("ahsc: --data %s is not a regular file (%s): a run reads its data file again to resume and in every worker, so it must be a file on disk; save the data to a file and pass its path",
+			path, fileKind(fi.Mode()))
+	}
+	read := func(r io.Reader, name string) (*datasets.Dataset, error) {
+		return datasets.ReadTable(r, name, datasets.TableOptions{Header: true, Target: target, Text: true})
+	}
 	switch {
 	case strings.HasSuffix(base, ".arff"):
-		ds, err = datasets.LoadARFF(ctx, path, target)
+		read = func(r io.Reader, name string) (*datasets.Dataset, error) { return datasets.ReadARFF(r, name, target) }
 	case strings.HasSuffix(base, ".tsv") || strings.HasSuffix(base, ".tab"):
-		ds, err = datasets.LoadTable(ctx, path, datasets.TableOptions{Comma: '\t', Header: true, Target: target, Text: true})
-	default:
-		ds, err = datasets.LoadTable(ctx, path, datasets.TableOptions{Header: true, Target: target, Text: true})
+		read = func(r io.Reader, name string) (*datasets.Dataset, error) {
+			return datasets.ReadTable(r, name, datasets.TableOptions{Comma: '\t', Header: true, Target: target, Text: true})
+		}
 	}
+	// The hash is of the very bytes parsed, read once: hashing the file in a second read
+	// would store another file's hash when the file is replaced in between.
+	ds, digest, err := datasets.LoadHashed(ctx, path, read)
 	if errors.Is(err, fs.ErrNotExist) && strings.ContainsRune(path, utf8.RuneError) {
 		return nil, fmt.Errorf("%w (a stored run keeps --data as UTF-8 text, so a worker cannot open a file whose name is not UTF-8: rename the file)", err)
 	}
@@ -243,10 +258,7 @@ func userProblem(ctx context.Context, opt experiments.Options, cfg *Config) (*pr
 	if err := datasets.CheckClassification(ds); err != nil {
 		return nil, targetError(err, target)
 	}
-	sum, err := fileSHA256(path)
-	if err != nil {
-		return nil, err
-	}
+	sum := digest.SHA256
 	// The name is a table's and a cell key's text: JSON and PostgreSQL keep only valid UTF-8.
 	name := strings.TrimSuffix(filepath.Base(path), ".gz")
 	name = strings.ToValidUTF8(strings.TrimSuffix(name, filepath.Ext(name)), "\uFFFD")
@@ -271,6 +283,23 @@ func userProblem(ctx context.Context, opt experiments.Options, cfg *Config) (*pr
 	return p, nil
 }
 
+// fileKind names what a file that is not a regular one is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO or pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.Type().String()
+}
+
 // targetError names the target column in a refusal of the dataset, whose message names only
 // the file.
 func targetError(err error, target string) error {
@@ -280,20 +309,6 @@ func targetError(err error, target string) error {
 		target = strconv.Quote(target)
 	}
 	return fmt.Errorf("ahsc: --target %s: %w", target, err)
-}
-
-// fileSHA256 is the hex SHA-256 of a file's bytes as stored (compressed or not).
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("ahsc: hashing %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // tabular prepares a table: stratified train/validation/test splits drawn per repeat,

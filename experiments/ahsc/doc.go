@@ -26,6 +26,15 @@
 //     Configurations are always selected on validation data, never on the test split,
 //     whereas the authors' OpenML and image code scores every candidate on the test data
 //     directly (hpobench/util/eval.py, image/src/util.py).
+//   - Search space. Table 2's (models.go), or on a user's table a user's own (Config.Space,
+//     `--space FILE`, YAML or JSON; search.ParseSpaceFile): the OpenML MLP's depth,
+//     log2_width (or width), log2_batch_size (or batch_size) and log10_learning_rate (or
+//     learning_rate), each as a dimension the builder can read (space.go: an integer as int
+//     or integer choices, a real as float, int or numeric choices) within what it can build. `hyperflat trial` also takes one for a paper
+//     dataset's model (clean protocol). The file's path is in the run's identity and the
+//     hash of the parsed space (search.Space.Hash) in every cell's configuration, so a resume
+//     or a worker that reads another space refuses, one that reads the same space rewritten
+//     does not.
 //   - Every method spends its budget through the same objective, one convexity.Task per
 //     repeat (Task.Objective): train the configuration (within a repeat, a configuration
 //     always starts from the same initial weights) for up to Config.Epochs epochs
@@ -47,7 +56,9 @@
 //     bbo_challenge/strong_convexity/optimizer.py, is another algorithm, offered as the
 //     method ahsc-bbo on the Bayesmark sets (bbo.go): 15 calls, each screening 30 fresh
 //     configurations on the breast-cancer table whatever the dataset (min over batches,
-//     −1/m, a Keras one-layer softmax net) and evaluating the lowest. Failed trials and screenings count against the budget and are listed with
+//     −1/m, a Keras one-layer softmax net) and evaluating the lowest; Config.BBOScreen
+//     (--bbo-screen) replaces its reduction over batches by the maximum or the minimum over
+//     the full batches. Failed trials and screenings count against the budget and are listed with
 //     their reasons. The table screenings lists every screening of the AHSC variants (its
 //     score, why it was dropped, and for the trained ones the validation objective and test
 //     metric), which ahsc_mu_DATASET.png plots: μ against the trained configurations' test
@@ -68,6 +79,9 @@
 //     bayesmark_reference lists opt and clip, the table evaluations every call (BOHB's
 //     lower rungs as rows of fidelity < 1, which the score leaves out), so a run can be
 //     re-scored and BOHB's choices rechecked. One search serves both cases (Bayesmark runs one per case).
+//     The same scorer reads Bayesmark's own output folders (bmread.go, bmscore.go: `hyperflat
+//     bayesmark score`), and WriteBayesmark (bmwrite.go: run or report --bayesmark-out)
+//     writes a run's Bayesmark cells in Bayesmark's layout, each run as one study per case.
 //   - Protocol (Config.Protocol): clean, described above, or authors, which reproduces the
 //     authors' code (authors.go): on Bayesmark one train_test_split(random_state=0) for every
 //     repeat, raw features, unshuffled stratified folds, scikit-learn's MLP space with tol

@@ -237,7 +237,7 @@ func quantile(xs []float64, q float64) float64 {
 // evaluation with the interquartile band. A repeat that made fewer evaluations keeps its
 // final best (its search had ended).
 func historySeries(curves [][]float64, method string) experiments.Series {
-	s := experiments.Series{Label: method, Color: experiments.MethodColor(method)}
+	s := experiments.Series{Label: method, Color: experiments.MethodColor(method), Emphasis: method == "ahsc"}
 	n := 0
 	for _, c := range curves {
 		n = max(n, len(c))
@@ -278,7 +278,33 @@ func historyPanel(evals, settings *experiments.Table, dataset string, methods []
 			p.Series = append(p.Series, s)
 		}
 	}
+	muteBeyond(p.Series, experiments.MaxSeries)
 	return p
+}
+
+// muteBeyond draws AHSC and the first methods up to max in their colours and the rest muted,
+// under one legend entry naming them (AHSC, drawn on top, is never muted).
+func muteBeyond(series []experiments.Series, max int) {
+	if len(series) <= max {
+		return
+	}
+	var names []string
+	first, kept := -1, b2i(slices.ContainsFunc(series, func(s experiments.Series) bool { return s.Label == "ahsc" }))
+	for i := range series {
+		if series[i].Label == "ahsc" {
+			continue
+		}
+		if kept < max {
+			kept++
+			continue
+		}
+		names = append(names, series[i].Label)
+		series[i].Muted, series[i].Label, series[i].Lo, series[i].Hi = true, "", nil, nil
+		if first < 0 {
+			first = i
+		}
+	}
+	series[first].Label = strings.Join(names, ", ") + " (grey)"
 }
 
 // muPoints reads the screenings table's rows of one dataset's ahsc searches: the trained
@@ -343,7 +369,7 @@ func muPlot(t *experiments.Table, dataset string) *plot.Plot {
 		pl.Legend.Add(fmt.Sprintf("dropped at screening: %d (not shown)", dropped))
 	}
 	if xlo > 0 && xhi > 10*xlo {
-		pl.X.Scale, pl.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		pl.X.Scale, pl.X.Tick.Marker = plot.LogScale{}, experiments.LogTicks{}
 		pl.X.Min, pl.X.Max = xlo/1.25, xhi*1.25
 	} else {
 		pad := 0.05*(xhi-xlo) + 0.01*math.Abs(xhi)

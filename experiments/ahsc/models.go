@@ -47,11 +47,11 @@ func OpenMLSpace(maxLog2Width int) search.Space {
 
 // openMLArch is an OpenML configuration's hidden widths and batch size.
 func openMLArch(cfg search.Config) ([]int, int) {
-	hidden := make([]int, cfg.Int("depth"))
+	hidden := make([]int, hpInt(cfg, "depth"))
 	for i := range hidden {
-		hidden[i] = 1 << cfg.Int("log2_width")
+		hidden[i] = int(math.Round(hpScaled(cfg, "width", "log2_width", 2)))
 	}
-	return hidden, 1 << cfg.Int("log2_batch_size")
+	return hidden, int(math.Round(hpScaled(cfg, "batch_size", "log2_batch_size", 2)))
 }
 
 // OpenMLBuild builds the OpenML MLP of the authors' hpobench/util/model.py for a table with
@@ -62,7 +62,7 @@ func openMLArch(cfg search.Config) ([]int, int) {
 // method of the experiment trains through, and the one the bench times.
 func OpenMLBuild(classes int, dt tensor.Dtype) Builder {
 	return mlpBuild(classes, dt, openMLArch, func(cfg search.Config, _ int) samplers.Optimizer {
-		return kerasAdam(math.Pow(10, float64(cfg.Int("log10_learning_rate"))))
+		return kerasAdam(hpScaled(cfg, "learning_rate", "log10_learning_rate", 10))
 	})
 }
 
@@ -112,7 +112,7 @@ func BayesmarkSpace() search.Space {
 
 // bayesmarkArch is a Bayesmark configuration's hidden width and batch size.
 func bayesmarkArch(cfg search.Config) ([]int, int) {
-	return []int{cfg.Int("hidden_layer_sizes")}, cfg.Int("batch_size")
+	return []int{hpInt(cfg, "hidden_layer_sizes")}, hpInt(cfg, "batch_size")
 }
 
 // BayesmarkBuild builds scikit-learn's MLPClassifier(solver="adam") as Bayesmark's MLP-adam
@@ -121,12 +121,12 @@ func bayesmarkArch(cfg search.Config) ([]int, int) {
 // default is scikit-learn's float64: see Config.Dtype).
 func BayesmarkBuild(classes int, dt tensor.Dtype) Builder {
 	return mlpBuild(classes, dt, bayesmarkArch, func(cfg search.Config, batch int) samplers.Optimizer {
-		a := samplers.NewAdam(cfg.Float("learning_rate_init"))
-		a.Beta1, a.Beta2, a.Eps = 1-cfg.Float("one_minus_beta_1"), 1-cfg.Float("one_minus_beta_2"), cfg.Float("epsilon")
+		a := samplers.NewAdam(hpFloat(cfg, "learning_rate_init"))
+		a.Beta1, a.Beta2, a.Eps = 1-hpFloat(cfg, "one_minus_beta_1"), 1-hpFloat(cfg, "one_minus_beta_2"), hpFloat(cfg, "epsilon")
 		a.EpsHat = true // sklearn/neural_network/_stochastic_optimizers.py: ε added to √v
 		// scikit-learn adds alpha/2·‖W‖²/|B| to the mean batch loss: a coupled L2 gradient
 		// (alpha/|B|)·W (here on the biases too).
-		a.WeightDecay = cfg.Float("alpha") / float64(batch)
+		a.WeightDecay = hpFloat(cfg, "alpha") / float64(batch)
 		return a
 	})
 }
@@ -153,11 +153,11 @@ func SVHNSpace() search.Space {
 // convNet is the ConvNet a configuration describes, for images of shape (channels, height,
 // width).
 func convNet(dataset string, shape []int, classes int, cfg search.Config) layers.ConvNetConfig {
-	cc := layers.ConvNetConfig{Filters: cfg.Int("filters"), Kernel: cfg.Int("kernel"),
-		Padding: layers.Padding(cfg.Choice("padding")), Blocks: cfg.Int("blocks"),
+	cc := layers.ConvNetConfig{Filters: hpInt(cfg, "filters"), Kernel: hpInt(cfg, "kernel"),
+		Padding: layers.Padding(cfg.Choice("padding")), Blocks: hpInt(cfg, "blocks"),
 		InChannels: shape[0], Height: shape[1], Width: shape[2], Classes: classes}
 	if dataset == "svhn" {
-		cc.Dropout, cc.FinalDropout, cc.Units = cfg.Float("dropout"), cfg.Float("final_dropout"), 1<<cfg.Int("log2_units")
+		cc.Dropout, cc.FinalDropout, cc.Units = hpFloat(cfg, "dropout"), hpFloat(cfg, "final_dropout"), 1<<hpInt(cfg, "log2_units")
 	}
 	return cc
 }

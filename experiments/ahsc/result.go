@@ -37,6 +37,9 @@ func paperValue(p *problem, method string) float64 {
 	return math.NaN()
 }
 
+// significance is the level of the paper's comparison (stats.Compare's default).
+const significance = 0.05
+
 // summaryRow is one dataset × method of the summary.
 type summaryRow struct {
 	dataset, method, label string
@@ -77,6 +80,12 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 		res.Tables = append(res.Tables, nt)
 	}
 	res.Tables = append(res.Tables, table1(problems, cfg.Methods, rows, notes))
+	res.Answer, res.View, res.Legend = answer(problems, rows, runs)
+	for _, name := range []string{"evaluations", "screenings"} { // the trials: a param_ column each
+		if t := res.Table(name); t != nil {
+			t.AddParams("config")
+		}
+	}
 	return res
 }
 
@@ -257,7 +266,9 @@ func problemByName(problems []*problem, name string) *problem {
 // bestGroups applies the paper's rule (stats.Compare's defaults: pairwise Mann–Whitney U
 // tests, Benjamini–Hochberg corrected, Section 4) to the groups with results; a lone group
 // with results is best, and groups without results never are. If the test cannot be run,
-// the groups of greatest mean are best.
+// the groups of greatest mean are best. When the groups are too small for the test to
+// separate any pair (fewer than 4 repeats each at 0.05: stats.CanSeparate), no group is
+// marked: every one would be "best" for want of power, not for its results.
 func bestGroups(groups []stats.Group) []bool {
 	best := make([]bool, len(groups))
 	var idx []int
@@ -275,7 +286,14 @@ func bestGroups(groups []stats.Group) []bool {
 		best[idx[0]] = true
 		return best
 	}
-	c, err := stats.Compare(use, stats.CompareOptions{})
+	sizes := make([]int, len(use))
+	for k, g := range use {
+		sizes[k] = len(g.Values)
+	}
+	if !stats.CanSeparate(sizes, significance) {
+		return best
+	}
+	c, err := stats.Compare(use, stats.CompareOptions{Alpha: significance})
 	if err != nil {
 		top := math.Inf(-1)
 		for _, g := range use {

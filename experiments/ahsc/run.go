@@ -158,7 +158,7 @@ func searchWith(ctx context.Context, method string, task *convexity.Task, obj se
 		res, err := a.Run(ctx, rng, task.Space, obj)
 		return res.Trials, res.Screenings, err
 	case "ahsc-bbo":
-		return bboSearch(ctx, task.Space, obj, rng, workers, cfg.adamForm)
+		return bboSearch(ctx, task.Space, obj, rng, workers, cfg.adamForm, cfg.bboReduce())
 	case bohbAuthors:
 		trials, err := authorsBOHBSearch(ctx, task.Space, obj, rng, task.Epochs)
 		return trials, nil, err

@@ -20,9 +20,12 @@ type Metric struct {
 	Value float64
 }
 
-// TrialSpace is the search space of cfg.Dataset in the ahsc experiment (Table 2): the
-// dimensions a trial's configuration sets.
+// TrialSpace is the search space of cfg.Dataset in the ahsc experiment (Table 2), or the
+// user's (cfg.Space): the dimensions a trial's configuration sets.
 func TrialSpace(cfg *Config) (search.Space, error) {
+	if cfg.userSpace != nil {
+		return cfg.userSpace.Space, nil
+	}
 	switch g := groupOf(cfg.Dataset); {
 	case cfg.Dataset == "mnist":
 		return MNISTSpace(), nil

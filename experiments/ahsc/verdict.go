@@ -107,14 +107,21 @@ func writeDeviations(b *bytes.Buffer, t, eq experiments.Table) {
 	}
 }
 
-// dirtyCells lists, per run, the cells computed by a build of a tree with uncommitted
-// changes (a code version with "+dirty"): such a cell's code is not the revision it names.
+// untraceable reports whether a code version names no exact revision: a build of a tree with
+// uncommitted changes ("+dirty") or one without VCS information ("devel", as go build
+// -buildvcs=false or a build outside a repository stamps it).
+func untraceable(build string) bool {
+	return strings.Contains(build, "+dirty") || strings.HasPrefix(build, "devel")
+}
+
+// dirtyCells lists, per run, the cells computed by an untraceable build: such a cell's code
+// is not known to be a revision of the repository.
 func dirtyCells(runs []StoredRun) []string {
 	var out []string
 	for _, sr := range runs {
 		byBuild := map[string][]string{}
 		for key, build := range sr.CellBuilds {
-			if strings.Contains(build, "+dirty") {
+			if untraceable(build) {
 				byBuild[build] = append(byBuild[build], key)
 			}
 		}
@@ -134,7 +141,7 @@ func dirtyCells(runs []StoredRun) []string {
 
 // table1Verdict is table1.md's opening: what reproduces and what does not, with the
 // numbers, counted from the cells t, the equal-budget cells eq and the authors' pooling au.
-func table1Verdict(t, eq experiments.Table, au budgetTable) string {
+func table1Verdict(t, eq experiments.Table, au budgetTable, ao *AuthorsOutputs, runs []StoredRun) string {
 	proto := protocolAuthors
 	if len(readingCellsOf(t, proto).datasets) == 0 {
 		proto = protocolClean
@@ -155,30 +162,11 @@ func table1Verdict(t, eq experiments.Table, au budgetTable) string {
 			"search's on %d of %d, where the paper has it above random search on %d of %d.", protocolName(proto), f.bold, f.n, f.oursOverRandom, f.withRandom,
 			f.paperOverRandom, f.withRandom))
 	}
-	var pairs, gaps []string
-	above, sets := 0, 0
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, d := range bayesmarkSets {
-		a, okA := au.cell(d, proto, "ahsc")
-		r, okR := au.cell(d, proto, "random")
-		if !okA || !okR {
-			continue
+	pooled, paper, left := pooledSentence(au, proto, ao)
+	for _, x := range []string{pooled, paper} {
+		if x != "" {
+			s = append(s, x)
 		}
-		sets++
-		if a.shown() > r.shown() {
-			above++
-		}
-		pairs = append(pairs, fmt.Sprintf("%s %.2f vs %.2f", d, a.shown(), r.shown()))
-		if !math.IsNaN(a.paper) {
-			g := a.shown() - a.paper
-			lo, hi = math.Min(lo, g), math.Max(hi, g)
-			gaps = append(gaps, fmt.Sprintf("%s %.2f vs %.2f", d, a.shown(), a.paper))
-		}
-	}
-	if sets > 0 {
-		s = append(s, fmt.Sprintf("Pooled as the authors pooled their Bayesmark runs (AHSC and random search alone, AHSC's %d calls each), AHSC's mean "+
-			"score is above random search's on %d of %d sets (%s), the paper's ordering, but AHSC's level is not the paper's: %+.1f to %+.1f "+
-			"points from its column (%s).", au.k[[2]string{bayesmarkSets[0], proto}], above, sets, strings.Join(pairs, ", "), lo, hi, strings.Join(gaps, ", ")))
 	}
 	var near, far []string
 	worst, worstGap := "", 0.0
@@ -216,10 +204,102 @@ func table1Verdict(t, eq experiments.Table, au budgetTable) string {
 		}
 		s = append(s, cl+".")
 	}
-	s = append(s, "What is left, AHSC's Bayesmark level and phoneme, is neither the budget nor the pooling, both matched here: "+
-		"[ahsc-protocol.md](ahsc-protocol.md) gives the known causes row by row (the authors' AHSC screening and Bayesmark model, rows 4 "+
-		"and 11–12; phoneme, rows 13–16).")
+	if len(far) > 0 {
+		left = append(left, strings.Join(far, ", "))
+	}
+	if len(left) > 0 {
+		s = append(s, fmt.Sprintf("What is left (%s) is neither the budget nor the pooling, both matched here: [ahsc-protocol.md](ahsc-protocol.md) "+
+			"gives the known causes row by row (%s).", strings.Join(left, "; "), strings.Join(knownCauses(t, runs, proto, len(far) > 0), "; ")))
+	}
 	return "**Verdict.** " + strings.Join(s, " ") + "\n"
+}
+
+// pooledSentence is the verdict's sentence on the authors' pooling (AHSC and random search
+// alone at AHSC's calls) under proto, compared with the paper's AHSC column and, where ao has
+// them, with the authors' own stored runs pooled the same way; left names the Bayesmark sets
+// whose AHSC level is not the paper's (the paper's value outside our 95% interval).
+func pooledSentence(au budgetTable, proto string, ao *AuthorsOutputs) (pooled, paper string, left []string) {
+	var pairs, within, outside []string
+	above, sets, compared := 0, 0, 0
+	for _, d := range bayesmarkSets {
+		a, okA := au.cell(d, proto, "ahsc")
+		r, okR := au.cell(d, proto, "random")
+		if !okA || !okR {
+			continue
+		}
+		sets++
+		above += b2i(a.shown() > r.shown())
+		pairs = append(pairs, fmt.Sprintf("%s %.2f vs %.2f", d, a.shown(), r.shown()))
+		if math.IsNaN(a.paper) {
+			continue
+		}
+		compared++
+		iv := ciOf(a.values, stats.Mean)
+		g := fmt.Sprintf("%s %.2f%s vs %.2f", d, a.shown(), ivText(iv, 2), a.paper)
+		if iv.Low <= a.paper && a.paper <= iv.High {
+			within = append(within, g)
+		} else {
+			outside = append(outside, g)
+			left = append(left, "AHSC's Bayesmark level on "+d)
+		}
+	}
+	if sets == 0 {
+		return "", "", nil
+	}
+	s := fmt.Sprintf("Pooled as the authors pooled their Bayesmark runs (AHSC and random search alone, AHSC's %d calls each), AHSC's mean "+
+		"score is above random search's on %d of %d sets (%s)", au.k[[2]string{bayesmarkSets[0], proto}], above, sets, strings.Join(pairs, ", "))
+	if aa, an := ao.aboveRandom(bayesmarkSets); an > 0 {
+		s += fmt.Sprintf("; in the authors' own stored runs, pooled the same way, it is above on %d of %d", aa, an)
+	}
+	s += "."
+	if compared > 0 {
+		paper = fmt.Sprintf("The paper's AHSC column lies inside our 95%% interval on %d of %d sets", len(within), compared)
+		if len(within) > 0 {
+			paper += " (" + strings.Join(within, ", ") + ")"
+		}
+		if len(outside) > 0 {
+			paper += ", outside on " + strings.Join(outside, ", ")
+		}
+		paper += "."
+	}
+	return s, paper, left
+}
+
+// andList joins items as prose: "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// knownCauses names the rows of ahsc-protocol.md that explain what is left: the authors'
+// AHSC screening always (our AHSC is Algorithm 1, theirs optimizer.py), their Bayesmark model
+// only while a Bayesmark cell of Table 1 under proto comes from a run of our own model, and
+// the OpenML rows when an OpenML set is far from the paper.
+func knownCauses(t experiments.Table, runs []StoredRun, proto string, openMLFar bool) []string {
+	causes := []string{"the authors' AHSC screening, row 4"}
+	byID := map[int64]StoredRun{}
+	for _, sr := range runs {
+		byID[sr.ID] = sr
+	}
+	var ours []string
+	for i := range t.Rows {
+		d := t.String(i, "dataset")
+		if t.String(i, "protocol") != proto || groupOf(d) != bayesmark || slices.Contains(ours, d) {
+			continue
+		}
+		if sr, ok := byID[int64(t.Int(i, "run"))]; ok && (proto != protocolAuthors || modelOf(sr.Result) == bayesmarkHyperflat) {
+			ours = append(ours, d)
+		}
+	}
+	if len(ours) > 0 {
+		causes = append(causes, fmt.Sprintf("the Bayesmark model, rows 11–12, where %s still train this project's MLP", strings.Join(ours, ", ")))
+	}
+	if openMLFar {
+		causes = append(causes, "the OpenML splits, encoding and selection, rows 13–16")
+	}
+	return causes
 }
 
 // protocolName is how the verdict names a protocol.
@@ -241,18 +321,17 @@ func plural(n int, what string) string {
 // report rewrites only its marked verdict block), counted from the stored runs as table1.md
 // is: the authors' protocol against the clean one over the grid, what matched budgets and the
 // authors' pooling change, and which cells come from uncommitted builds.
-func ProtocolVerdict(runs ...StoredRun) (string, error) {
+func ProtocolVerdict(ao *AuthorsOutputs, runs ...StoredRun) (string, error) {
 	t, err := Table1Cells(runs...)
 	if err != nil {
 		return "", err
 	}
-	eqCells, au, err := budgetTables(t, runs)
+	_, au, err := budgetTables(t, runs)
 	if err != nil {
 		return "", err
 	}
-	eq := eqCells.table()
 	authors, clean := readingCellsOf(t, protocolAuthors), readingCellsOf(t, protocolClean)
-	var s []string
+	var s, gaps []string
 	for _, metric := range []string{"score", "roc-auc"} {
 		what, prec := metricUnits(metric)
 		lo, hi, loD, hiD := math.Inf(1), math.Inf(-1), "", ""
@@ -282,36 +361,31 @@ func ProtocolVerdict(runs ...StoredRun) (string, error) {
 			}
 		}
 		if n > 0 {
-			s = append(s, fmt.Sprintf("Over the %d %s sets both protocols ran, the authors' protocol scores from %+.*f (%s) to %+.*f (%s) %s "+
-				"against the clean one (mean over the methods, each protocol at its own budgets).", n, map[string]string{"score": "Bayesmark", "roc-auc": "OpenML"}[metric],
-				prec, lo, loD, prec, hi, hiD, what))
+			gaps = append(gaps, fmt.Sprintf("from %+.*f (%s) to %+.*f (%s) %s over the %d %s sets", prec, lo, loD, prec, hi, hiD, what, n,
+				map[string]string{"score": "Bayesmark", "roc-auc": "OpenML"}[metric]))
 		}
 	}
-	f, okF := countReading(authors)
-	e, okE := countReading(readingCellsOf(eq, protocolAuthors))
-	if okF && okE {
-		s = append(s, fmt.Sprintf("Under the authors' protocol AHSC makes fewer calls than the other methods (table1.md states each cell's); "+
-			"at the unequal budgets AHSC's value is above random search's on %d of %d tabular sets, with every method at AHSC's count on %d "+
-			"of %d, and the paper has it above on %d.", f.oursOverRandom, f.withRandom, e.oursOverRandom, e.withRandom, f.paperOverRandom))
+	if len(gaps) > 0 {
+		s = append(s, fmt.Sprintf("Against the clean protocol (mean over the methods, each protocol at its own budgets) the authors' protocol scores %s both ran.",
+			andList(gaps)))
 	}
-	var gaps []float64
-	above, sets := 0, 0
-	for _, d := range bayesmarkSets {
-		a, okA := au.cell(d, protocolAuthors, "ahsc")
-		r, okR := au.cell(d, protocolAuthors, "random")
-		if !okA || !okR {
-			continue
+	if pooled, paper, left := pooledSentence(au, protocolAuthors, ao); pooled != "" {
+		s = append(s, pooled)
+		if len(left) > 0 && paper != "" {
+			paper = strings.TrimSuffix(paper, ".") + fmt.Sprintf("; what is left there is not a matter of budgets or pooling, the known causes being %s.",
+				andList(knownCauses(t, runs, protocolAuthors, false)))
 		}
-		sets++
-		above += b2i(a.shown() > r.shown())
-		if !math.IsNaN(a.paper) {
-			gaps = append(gaps, a.shown()-a.paper)
+		if paper != "" {
+			s = append(s, paper)
 		}
 	}
-	if sets > 0 && len(gaps) > 0 {
-		s = append(s, fmt.Sprintf("Pooled as the authors pooled their Bayesmark runs (AHSC and random search alone, 15 calls each), AHSC is "+
-			"above random search on %d of %d sets, as in the paper, yet %+.1f to %+.1f points from the paper's AHSC column: not a matter "+
-			"of budgets or pooling, but of the screening and the model (rows 4 and 11–12).", above, sets, slices.Min(gaps), slices.Max(gaps)))
+	modelTable, modelSentence := modelEffect(runs, ao)
+	if modelSentence != "" {
+		s = append(s, modelSentence)
+	}
+	screenTable, screenSentence := screeningEffect(runs)
+	if screenSentence != "" {
+		s = append(s, screenSentence)
 	}
 	if dirty := dirtyCells(runs); len(dirty) > 0 {
 		n := 0
@@ -319,7 +393,7 @@ func ProtocolVerdict(runs ...StoredRun) (string, error) {
 		for _, sr := range runs {
 			k := 0
 			for _, b := range sr.CellBuilds {
-				k += b2i(strings.Contains(b, "+dirty"))
+				k += b2i(untraceable(b))
 			}
 			if k > 0 {
 				n += k
@@ -330,14 +404,20 @@ func ProtocolVerdict(runs ...StoredRun) (string, error) {
 		if len(ids) > 1 {
 			runWord = "runs"
 		}
-		s = append(s, fmt.Sprintf("%s of %s %s were computed by builds of trees with uncommitted changes (`+dirty`), listed in table1.md's "+
-			"Runs section.", plural(n, "cell"), runWord, strings.Join(ids, " and ")))
+		s = append(s, fmt.Sprintf("%s of %s %s were computed by builds that name no exact revision (a tree with uncommitted changes, `+dirty`, "+
+			"or no VCS stamp, `devel`), listed in table1.md's Runs section.", plural(n, "cell"), runWord, andList(ids)))
 	}
 	if len(s) == 0 {
 		return "", nil
 	}
-	return "**Verdict** (generated by `hyperflat report --markdown` from the stored runs, with [table1.md](table1.md); the rest of this " +
-		"page is written by hand). " + strings.Join(s, " ") + "\n", nil
+	out := "**Verdict** (generated by `hyperflat report --markdown` from the stored runs, with [table1.md](table1.md); the rest of this " +
+		"page is written by hand). " + strings.Join(s, " ") + "\n"
+	for _, tbl := range []string{modelTable, screenTable} {
+		if tbl != "" {
+			out += "\n" + tbl
+		}
+	}
+	return out, nil
 }
 
 func b2i(b bool) int {

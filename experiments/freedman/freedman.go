@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 )
 
 // The values of --data.
@@ -268,6 +269,9 @@ type cellOutput struct {
 // plan makes one cell per repeat × method. The cells of a repeat share its seed, and so its
 // data: each redraws it from the seed.
 func plan(_ context.Context, opt experiments.Options, cfg *Config) (*experiments.Plan, error) {
+	if err := fitsInMemory(cfg, opt.Workers, gcpolicy.Available()); err != nil {
+		return nil, err
+	}
 	p := &experiments.Plan{Best: "test_mse", Higher: false}
 	for r := range cfg.Repeats {
 		seed := experiments.DeriveSeed(opt.Seed, "freedman", "repeat", r)
@@ -286,17 +290,74 @@ func plan(_ context.Context, opt experiments.Options, cfg *Config) (*experiments
 	return p, nil
 }
 
+// cellBytes estimates the memory a cell holds at its peak: the drawn design and labels
+// (train, validation and test rows), and the p×p Gram matrices of the train, validation, test
+// and pooled rows — with CV folds, also each fold's and its complement's. The Gram matrices
+// dominate: their memory grows with the square of --features (0.8 GB each at 10,000 features,
+// 7.2 GB at 30,000).
+func cellBytes(cfg *Config, folds bool) int64 {
+	p, rows := int64(cfg.Features), int64(cfg.TrainRows+cfg.ValidationRows)
+	grams := int64(4)
+	design := (rows + int64(cfg.TestRows)) * (p + 1)
+	if folds {
+		grams += 2 * int64(cfg.Folds)
+		design += rows * (p + 1) // the folds' copies of their rows
+	}
+	return 8 * (grams*p*(p+1) + design)
+}
+
+// fitsInMemory refuses, before anything is drawn, a configuration whose cells cannot fit in
+// the memory available (avail bytes; 0: unknown, then nothing is refused) when workers of
+// them run at once: without the check, --features 30000 grew to 21 GB in 40 s and
+// --features 100000 ended in the Go runtime's fatal out-of-memory.
+func fitsInMemory(cfg *Config, workers int, avail int64) error {
+	cells := cfg.Repeats * len(cfg.Methods)
+	at := int64(max(1, min(workers, cells)))
+	need := cellBytes(cfg, slices.Contains(cfg.Methods, methodCV10))
+	if avail <= 0 || need <= avail/at {
+		return nil
+	}
+	what := fmt.Sprintf("a cell holds about %s (%d×%d Gram matrices of float64s)", gigabytes(need), cfg.Features, cfg.Features)
+	if at > 1 {
+		what += fmt.Sprintf(", %d cells at once (--workers) about %s", at, gigabytes(need*at))
+	}
+	return experiments.FlagErrorf("features", "%d: %s, more than the %s of memory available (the machine's, or its cgroup's limit): lower --features (memory grows with its square)%s",
+		cfg.Features, what, gigabytes(avail), map[bool]string{true: " or --workers", false: ""}[at > 1])
+}
+
+// cancellable returns f's result, or ctx's error as soon as ctx is done: the Gram matrices of
+// a large draw take seconds to minutes in BLAS, which cannot be interrupted, and a cancelled
+// run (SIGINT, SIGTERM) must not wait for them. An abandoned f runs to its end in the
+// background, its result dropped, so the draw's arithmetic (and so every result) is
+// unchanged.
+func cancellable[T any](ctx context.Context, f func() T) (T, error) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// gigabytes writes a byte count in GB.
+func gigabytes(n int64) string { return fmt.Sprintf("%.1f GB", float64(n)/1e9) }
+
 // runCell draws repeat r's data from its seed and runs method m's forward selection on it.
 func runCell(ctx context.Context, opt experiments.Options, cfg *Config, r int, m string, seed uint64, workers int) (experiments.CellResult, error) {
 	s := streamsOf(seed)
 	// Only cv10 draws the folds, from their own stream: the other methods' data is the same.
-	var data *dataset
 	label := fmt.Sprintf("freedman %s %s repeat %d", cfg.Variant, m, r)
+	draw := func() *dataset { return newDataset(cfg, s, m == methodCV10) }
 	if cfg.Data == dataAuthors {
-		data = newAuthorsDataset(cfg, uint32(r), s, m == methodCV10)
+		draw = func() *dataset { return newAuthorsDataset(cfg, uint32(r), s, m == methodCV10) }
 		label = fmt.Sprintf("freedman %s %s (authors' data, RandomState(%d)) repeat %d", cfg.Variant, m, r, r)
-	} else {
-		data = newDataset(cfg, s, m == methodCV10)
+	}
+	data, err := cancellable(ctx, draw)
+	if err != nil {
+		return experiments.CellResult{}, fmt.Errorf("%s: %w", label, err)
 	}
 	steps, eval := data.objective(m, cfg, s.langevin)
 	path, err := forwardSelect(ctx, cfg.Features, steps, workers, cfg.Data != dataAuthors, eval, func(step, feature int, objective float64) {

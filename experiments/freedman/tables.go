@@ -48,6 +48,7 @@ func assemble(opt experiments.Options, cfg *Config, cells []experiments.Cell, ou
 		}
 	}
 	res.Tables = append([]experiments.Table{summary}, paths...)
+	res.Answer, res.View, res.Legend = answer(cfg, &summary)
 	return res, nil
 }
 

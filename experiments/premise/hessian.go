@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/hyperflat/hyperflat/experiments"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -44,7 +45,7 @@ func measureHessian(ctx context.Context, hvp hvpFunc, n int, rng *rand.Rand, opt
 		if err != nil {
 			return hessian{}, err
 		}
-		m, err := exactMeasures(h)
+		m, err := exactMeasuresCancellable(ctx, h)
 		m.Products = n
 		return m, err
 	}
@@ -56,6 +57,29 @@ func measureHessian(ctx context.Context, hvp hvpFunc, n int, rng *rand.Rand, opt
 	m.TopEig = top
 	m.Products += products
 	return m, err
+}
+
+// exactBytes is what an exact n×n Hessian holds at its peak: its columns as computed, the
+// symmetric matrix, and the eigensolver's copy, each n² float64s.
+func exactBytes(n int) int64 { return 3 * 8 * int64(n) * int64(n) }
+
+// exactFitsInMemory refuses, before anything is trained, an --exact-params whose Hessians
+// cannot fit in the memory available (avail bytes; 0: unknown, then nothing is refused) when
+// workers of the cells measure at once: 20,000 (the flag's bound) is 9.6 GB a cell.
+func exactFitsInMemory(n, cells, workers int, avail int64) error {
+	need := exactBytes(n)
+	at := int64(max(1, min(workers, cells)))
+	if avail <= 0 || need <= avail/at {
+		return nil
+	}
+	what := fmt.Sprintf("an exact Hessian holds up to %.1f GB (three %d×%d matrices of float64s)", float64(need)/1e9, n, n)
+	lower := "lower --exact-params (memory grows with its square)"
+	if at > 1 {
+		what += fmt.Sprintf(", %d cells at once (--workers) %.1f GB", at, float64(need*at)/1e9)
+		lower += " or --workers"
+	}
+	return experiments.FlagErrorf("exact-params", "%d: %s, more than the %.1f GB of memory available (the machine's, or its cgroup's limit): %s",
+		n, what, float64(avail)/1e9, lower)
 }
 
 // exactHessian forms H column by column (H e_i), symmetrized: (H + Hᵀ)/2 removes the
@@ -79,6 +103,28 @@ func exactHessian(ctx context.Context, hvp hvpFunc, n int) (*mat.SymDense, error
 		}
 	}
 	return h, nil
+}
+
+// exactMeasuresCancellable is exactMeasures, or ctx's error as soon as ctx is done: the
+// eigendecomposition cannot be interrupted, and at the flag's bound (20,000 parameters) it
+// takes many minutes, which a cancelled run (SIGINT, SIGTERM) must not wait for. An abandoned
+// decomposition runs to its end in the background, its result dropped.
+func exactMeasuresCancellable(ctx context.Context, h *mat.SymDense) (hessian, error) {
+	type result struct {
+		m   hessian
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := exactMeasures(h)
+		done <- result{m, err}
+	}()
+	select {
+	case r := <-done:
+		return r.m, r.err
+	case <-ctx.Done():
+		return hessian{}, ctx.Err()
+	}
 }
 
 // exactMeasures are H's trace, Frobenius norm and largest eigenvalue.

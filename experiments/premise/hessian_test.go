@@ -4,7 +4,9 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/datasets"
@@ -211,5 +213,43 @@ func TestTrainingHessianOfLogisticRegression(t *testing.T) {
 	near(t, "Hutchinson ‖H‖_F", est.Frobenius, want.Frobenius, 4*est.FrobeniusSE)
 	if est.TraceSE > 0.05*want.Trace {
 		t.Errorf("Hutchinson trace SE %v for trace %v", est.TraceSE, want.Trace)
+	}
+}
+
+// Issue 52 (class 3): --exact-params at its bound (20,000) holds 9.6 GB a cell, more than a
+// 24 GiB machine has for three workers; such sizes are refused up front with the estimate.
+func TestExactHessiansBeyondMemoryAreRefusedUpFront(t *testing.T) {
+	const gib = 1 << 30
+	err := exactFitsInMemory(20000, 30, 3, 24*gib)
+	if err == nil || !strings.Contains(err.Error(), "--exact-params 20000: an exact Hessian holds up to 9.6 GB") ||
+		!strings.Contains(err.Error(), "or --workers") {
+		t.Errorf("20000 parameters, 3 workers on 24 GiB: %v", err)
+	}
+	if err := exactFitsInMemory(20000, 30, 1, 24*gib); err != nil {
+		t.Errorf("20000 parameters, 1 worker on 24 GiB: %v", err)
+	}
+	if err := exactFitsInMemory(1000, 30, 16, 2*gib); err != nil {
+		t.Errorf("the paper's 1000 on 2 GiB: %v", err)
+	}
+}
+
+// Issue 52 (class 2): the exact Hessian's eigendecomposition (many minutes at the
+// --exact-params bound) ignored a cancellation (SIGTERM) until it ended; the measure returns
+// the cancellation at once.
+func TestACancelledEigendecompositionReturnsAtOnce(t *testing.T) {
+	const n = 900 // a decomposition of about a second (2.7 s at 1200 on this project's CI machine)
+	h := mat.NewSymDense(n, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		for j := i; j < n; j++ {
+			h.SetSym(i, j, rng.NormFloat64())
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := exactMeasuresCancellable(ctx, h)
+	if d := time.Since(start); err == nil || d > 300*time.Millisecond {
+		t.Errorf("after %v: %v; want the cancellation within 0.3 s", d, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 )
 
 // Experiment tests AHSC's premise: does the one-epoch strong convexity μ, beside the Hessian
@@ -50,6 +51,9 @@ func loadTasks(ctx context.Context, opt experiments.Options, cfg *Config) ([]*co
 }
 
 func plan(ctx context.Context, opt experiments.Options, cfg *Config) (*experiments.Plan, error) {
+	if err := exactFitsInMemory(cfg.ExactParams, len(cfg.Datasets)*cfg.Configs, opt.Workers, gcpolicy.Available()); err != nil {
+		return nil, err
+	}
 	tasks, err := loadTasks(ctx, opt, cfg)
 	if err != nil {
 		return nil, err

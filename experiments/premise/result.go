@@ -94,11 +94,15 @@ func result(opt experiments.Options, cfg *Config, tasks []*convexity.Task, recs 
 	measured := slices.DeleteFunc(slices.Clone(cfg.Datasets), func(d string) bool {
 		return !slices.ContainsFunc(recs, func(r record) bool { return r.Dataset == d })
 	})
-	res.Tables = append(res.Tables, summaryTable(correlations(measured, recs)))
+	cs := correlations(measured, recs)
+	res.Tables = append(res.Tables, summaryTable(cs))
+	res.Answer, res.View, res.Legend = answer(cs)
 	if t := figureTable(cfg, recs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}
-	res.Tables = append(res.Tables, configurationsTable(recs), settingsTable(cfg, tasks, recs))
+	configs := configurationsTable(recs)
+	configs.AddParams("config") // a param_ column per hyperparameter, for pandas
+	res.Tables = append(res.Tables, configs, settingsTable(cfg, tasks, recs))
 	if t := curvesTable(recs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}

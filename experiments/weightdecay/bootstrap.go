@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/stats"
 )
 
 // This file holds a small stratified percentile bootstrap: stats.Bootstrap resamples one
@@ -15,9 +18,13 @@ type interval struct {
 	est, lo, hi float64
 }
 
-// bootstrapResamples is the number of resamples of every interval in tablec1.md: enough for
-// the 2.5% and 97.5% percentiles to be stable in the second digit of a point.
-const bootstrapResamples = 4000
+// bootResamples and bootSeed are the project's bootstrap settings (experiments.BootCI's, the
+// answers' and the other reports'), so that every interval of tablec1.md is drawn alike: each
+// cell's from bootSeed, the headline's stratified ones from seeds of their own.
+const (
+	bootResamples = experiments.BootResamples
+	bootSeed      = experiments.BootSeed
+)
 
 // bootstrap is the stratified percentile bootstrap of stat: sizes[g] is the number of units
 // (replicates) in stratum g (a pair); each resample draws, in every stratum, sizes[g] units
@@ -76,26 +83,12 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
-// meanCISeed seeds every cell's interval, so that tablec1.md is the same from every store.
-const meanCISeed = 4800
-
 // meanCI is the 95% percentile bootstrap interval of the mean of xs (a Table C.1 cell's
-// replicates; one stratum); NaN ends for fewer than two values, whose mean is the value.
+// replicates; experiments.BootCI); NaN ends for fewer than two values, whose mean is the value.
 func meanCI(xs []float64) interval {
-	nan := interval{est: math.NaN(), lo: math.NaN(), hi: math.NaN()}
-	if len(xs) < 2 {
-		return nan
+	ci := experiments.BootCI(xs, stats.Mean)
+	if ci == nil {
+		return interval{est: math.NaN(), lo: math.NaN(), hi: math.NaN()}
 	}
-	mean := func(idx [][]int) float64 {
-		s := 0.0
-		for _, i := range idx[0] {
-			s += xs[i]
-		}
-		return s / float64(len(idx[0]))
-	}
-	ci, err := bootstrap([]int{len(xs)}, mean, bootstrapResamples, 0.95, meanCISeed)
-	if err != nil {
-		return nan
-	}
-	return ci
+	return interval{est: stats.Mean(xs), lo: ci.Low, hi: ci.High}
 }

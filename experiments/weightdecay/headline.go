@@ -141,10 +141,10 @@ func scope(pairs []*pair, c comparison, seed uint64) (scoped, error) {
 		}
 	}
 	var err error
-	if s.points, err = bootstrap(sizes, mean(false), bootstrapResamples, 0.95, 4900+seed); err != nil {
+	if s.points, err = bootstrap(sizes, mean(false), bootResamples, 0.95, 4900+seed); err != nil {
 		return s, err
 	}
-	s.pct, err = bootstrap(sizes, mean(true), bootstrapResamples, 0.95, 4950+seed)
+	s.pct, err = bootstrap(sizes, mean(true), bootResamples, 0.95, 4950+seed)
 	return s, err
 }
 
@@ -187,7 +187,7 @@ func writeHeadline(b *strings.Builder, lines []headlineLine, cells experiments.T
 		"pairs at the paper's budget (%d: %s) and over all %d measured pairs. In brackets, 95%% stratified bootstrap intervals "+
 		"(%d resamples of the replicates within each pair; a pair of one replicate adds no width, and the pairs themselves are not "+
 		"resampled).\n\n| Eq. 7 | over | paper-scale pairs, points | paper-scale pairs, percent | all pairs, points | all pairs, percent |\n"+
-		"|---|---|---|---|---|---|\n", np, orNone(strings.Join(paperPairs, ", ")), na, bootstrapResamples)
+		"|---|---|---|---|---|---|\n", np, orNone(strings.Join(paperPairs, ", ")), na, bootResamples)
 	for _, l := range lines {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", l.label, l.versus, ciText(l.paper.points, ""), ciText(l.paper.pct, "%"),
 			ciText(l.all.points, ""), ciText(l.all.pct, "%"))

@@ -2,7 +2,10 @@ package weightdecay
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/hyperflat/hyperflat/convexity"
+	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/layers"
 )
 
@@ -42,7 +45,7 @@ func buildModel(cfg *Config, d *subsets, seed uint64) (layers.FeatureModel, erro
 // the second-order product). shape is one image's [C, H, W].
 func estimateBytes(cfg *Config, shape []int) int64 {
 	c, h := shape[0], shape[1]
-	params, acts := float64(paramCount(cfg.Model, c*h*h, cfg.Width)), 10.0
+	params, acts := paramCount(cfg.Model, c*h*h, cfg.Width), 10.0
 	if cfg.resnet() {
 		blocks := []int{2, 2, 2, 2}
 		if cfg.Model == "resnet34" {
@@ -61,13 +64,56 @@ func estimateBytes(cfg *Config, shape []int) int64 {
 		}
 	}
 	inFlight := float64(3 * cfg.Images)
-	return int64(float64(cfg.dtype().Size()) * (10*params + 4*inFlight*acts))
+	need := float64(cfg.dtype().Size()) * (10*params + 4*inFlight*acts)
+	// A huge --width makes the float beyond int64, whose conversion is then undefined (on
+	// amd64, negative: a size that would pass every limit).
+	if !(need < math.MaxInt64/2) {
+		return math.MaxInt64 / 2
+	}
+	return int64(need)
+}
+
+// fitsInMemory refuses, before any model is built, a configuration whose optimizations cannot
+// fit in the memory available (avail bytes; 0: unknown, then nothing is refused) when
+// workers of the cells run at once: without the check, --model resnet18 --width 200 ended in
+// the Go runtime's fatal out-of-memory while it initialized the first convolution.
+func fitsInMemory(cfg *Config, shape []int, cells, workers int, avail int64) error {
+	need := estimateBytes(cfg, shape)
+	at := int64(max(1, min(workers, cells)))
+	if avail <= 0 || need <= avail/at {
+		return nil
+	}
+	about := "about"
+	if need == math.MaxInt64/2 {
+		about = "more than"
+	}
+	what := fmt.Sprintf("an optimization of %s on %s holds %s %s", cfg.Model, cfg.Dataset, about, convexity.FormatBytes(need))
+	if at > 1 {
+		what += fmt.Sprintf(", %d at once (--workers) about %s", at, convexity.FormatBytes(min(need*at, math.MaxInt64/2)))
+	}
+	flag, lower := "images", "lower --images"
+	if cfg.resnet() {
+		flag, lower = "width", "lower --width (memory grows with its square) or --images"
+	}
+	if at > 1 {
+		lower += " or --workers"
+	}
+	return experiments.FlagErrorf(flag, "%s: %s, more than the %s of memory available (the machine's, or its cgroup's limit): %s",
+		flagValue(cfg, flag), what, convexity.FormatBytes(avail), lower)
+}
+
+// flagValue is the value of --width or --images, as the refusal names it.
+func flagValue(cfg *Config, flag string) string {
+	if flag == "width" {
+		return fmt.Sprintf("%g", cfg.Width)
+	}
+	return fmt.Sprintf("%d", cfg.Images)
 }
 
 // paramCount is the model's parameter count from torchvision's (3-channel input, 1000-way
 // head), the convolutions scaled by the width multiplier squared; in is the input size of
-// the linear model.
-func paramCount(model string, in int, width float64) int {
+// the linear model. It is a float64 so that no width overflows it.
+func paramCount(model string, in int, width float64) float64 {
 	switch model {
 	case "resnet18", "resnet34":
 		// torchvision's totals, their batch-norm scales and shifts (which grow with the width,
@@ -77,7 +123,7 @@ func paramCount(model string, in int, width float64) int {
 			total, bn = 21_797_672, 17_024
 		}
 		head := 512*1000 + 1000.0
-		return int((total-head-bn)*width*width + bn*width + 512*width*1000 + 1000)
+		return (total-head-bn)*width*width + bn*width + 512*width*1000 + 1000
 	}
-	return in*classes + classes
+	return float64(in*classes + classes)
 }

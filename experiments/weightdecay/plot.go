@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/hyperflat/hyperflat/experiments"
 )
@@ -42,11 +43,13 @@ func plots(res *experiments.Result, dir string) ([]string, error) {
 // grows by decades over the hyper-steps while Eq. 7's stays small (Spearman's ρ, a rank
 // statistic, is unchanged by it).
 func gapPanel(steps *experiments.Table, title string) experiments.Panel {
-	sc := experiments.Panel{Title: title, XLabel: "log10 of the regularizer √Σ‖a_t‖²", YLabel: "validation − test accuracy"}
+	sc := experiments.Panel{Title: title, XLabel: "log10 of the regularizer √Σ norm(a_t)²", YLabel: "validation − test accuracy",
+		MaxPoints: 500}
 	zs := zetas(steps)
-	colors := zetaColors(zs)
+	styles := zetaStyles(zs)
 	for _, z := range zs {
-		s := experiments.Series{Label: zetaLabel(z), Points: true, Color: colors[z]}
+		st := styles[z]
+		s := experiments.Series{Label: st.label, Points: true, Color: st.color, Muted: st.muted}
 		for i := range steps.Rows {
 			if steps.Float(i, "zeta") == z {
 				s.X = append(s.X, math.Log10(steps.Float(i, "regularizer")))
@@ -63,9 +66,10 @@ func gapPanel(steps *experiments.Table, title string) experiments.Panel {
 func testPanel(hist *experiments.Table, title string) experiments.Panel {
 	p := experiments.Panel{Title: title, XLabel: "hyper-step", YLabel: "test accuracy", IntX: true}
 	zs := zetas(hist)
-	colors := zetaColors(zs)
+	styles := zetaStyles(zs)
 	for _, z := range zs {
-		s := experiments.Series{Label: zetaLabel(z), Dashed: z == 0, Color: colors[z]}
+		st := styles[z]
+		s := experiments.Series{Label: st.label, Dashed: z == 0, Color: st.color, Muted: st.muted}
 		for i := range hist.Rows {
 			if hist.Float(i, "zeta") == z {
 				s.X, s.Y = append(s.X, hist.Float(i, "step")), append(s.Y, hist.Float(i, "test_acc"))
@@ -117,8 +121,13 @@ func (t *TableC1) Figures(dir string) ([]string, error) {
 	return paths, nil
 }
 
-// title names a run's panel: its pair, run, replicates, width and steps.
+// title names a run's panel: its pair, variant, ζ grid size, replicates, width and steps (no
+// store ids: the tables say which runs a pair comes from; the grid tells two runs apart).
 func (sp *storedPair) title() string {
+	name := fmt.Sprintf("%s, %s", pairName(sp.cfg.Model, sp.cfg.Dataset), sp.cfg.variant())
+	if h := sp.res.Table("history"); h != nil {
+		name += fmt.Sprintf(", %d ζ", len(slices.DeleteFunc(zetas(h), func(z float64) bool { return z == 0 })))
+	}
 	reps := fmt.Sprintf("%d replicate", len(sp.p.reps))
 	if len(sp.p.reps) > 1 {
 		reps += "s"
@@ -126,42 +135,38 @@ func (sp *storedPair) title() string {
 	if len(sp.names) == 1 && len(sp.p.reps) < sp.cfg.Repeats { // a run in progress: of how many
 		reps = fmt.Sprintf("%d of %d replicates", len(sp.p.reps), sp.cfg.Repeats)
 	}
-	name := fmt.Sprintf("%s: run %s, %s", pairName(sp.cfg.Model, sp.cfg.Dataset), sp.label(), reps)
+	name += ": " + reps
 	if sp.cfg.resnet() {
 		name += ", width " + widthText(sp.cfg.Width) // as the table writes it
 	}
 	return name + fmt.Sprintf(", %d×%d steps", sp.cfg.InnerSteps, sp.cfg.OuterSteps)
 }
 
-// distinct are ten colours told apart easily (matplotlib's tab10), Eq. 1's blue first.
-var distinct = []color.Color{color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
-	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff}, color.RGBA{0xe3, 0x77, 0xc2, 0xff},
-	color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff}, color.RGBA{0x17, 0xbe, 0xcf, 0xff}}
+// zetaStyle is how each of a panel's ζ is drawn: in its own colour (experiments.ZetaColor, the
+// same in every panel of every figure), or muted beyond experiments.MaxSeries, the muted ζ
+// sharing one legend entry (on the first of them).
+type zetaStyle struct {
+	color color.Color
+	muted bool
+	label string
+}
 
-// zetaColors colours a panel's ζ values: each ζ's own colour (experiments.MethodColor, the
-// same in every figure) when they are distinct, as within each preset's grid; else, for a
-// grid merged from several runs, one of ten distinct colours in order, Eq. 1 blue.
-func zetaColors(zs []float64) map[float64]color.Color {
-	out, seen := map[float64]color.Color{}, map[color.Color]bool{}
-	for _, z := range zs {
-		c := experiments.MethodColor(zetaLabel(z))
-		if seen[c] {
-			out = nil
-			break
-		}
-		seen[c], out[z] = true, c
+func zetaStyles(zs []float64) map[float64]zetaStyle {
+	muted := experiments.HighlightZetas(zs)
+	var names []string
+	for _, z := range muted {
+		names = append(names, fmt.Sprintf("%g", z))
 	}
-	if out != nil {
-		return out
-	}
-	out, k := map[float64]color.Color{}, 1
+	out := map[float64]zetaStyle{}
 	for _, z := range zs {
-		if z == 0 {
-			out[z] = distinct[0]
-			continue
+		st := zetaStyle{color: experiments.ZetaColor(z), label: zetaLabel(z)}
+		if i := slices.Index(muted, z); i >= 0 {
+			st.muted, st.label = true, ""
+			if i == 0 {
+				st.label = "ζ=" + strings.Join(names, ",") + " (grey)"
+			}
 		}
-		out[z] = distinct[k%len(distinct)]
-		k = max(1, (k+1)%len(distinct))
+		out[z] = st
 	}
 	return out
 }
@@ -190,8 +195,10 @@ func zetaLabel(z float64) string {
 func historyPanels(hist *experiments.Table, model, dataset string) (acc, reg experiments.Panel) {
 	acc = experiments.Panel{Title: fmt.Sprintf("%s on %s: accuracy per hyper-step (Figure 4.2)", model, dataset),
 		XLabel: "hyper-step", YLabel: "accuracy", IntX: true}
-	reg = experiments.Panel{Title: "regularizer √Σ‖a_t‖² per hyper-step", XLabel: "hyper-step", YLabel: "regularizer", IntX: true}
-	for _, z := range zetas(hist) {
+	reg = experiments.Panel{Title: "regularizer √Σ norm(a_t)² per hyper-step", XLabel: "hyper-step", YLabel: "regularizer", IntX: true}
+	zs := zetas(hist)
+	styles := zetaStyles(zs)
+	for _, z := range zs {
 		var xs, va, ta, rg []float64
 		for i := range hist.Rows {
 			if hist.Float(i, "zeta") != z {
@@ -200,11 +207,10 @@ func historyPanels(hist *experiments.Table, model, dataset string) (acc, reg exp
 			xs = append(xs, hist.Float(i, "step"))
 			va, ta, rg = append(va, hist.Float(i, "val_acc")), append(ta, hist.Float(i, "test_acc")), append(rg, hist.Float(i, "regularizer"))
 		}
-		label := zetaLabel(z)
-		c := experiments.MethodColor(label)
-		acc.Series = append(acc.Series, experiments.Series{Label: label, X: xs, Y: ta, Color: c},
-			experiments.Series{X: xs, Y: va, Dashed: true, Color: c})
-		reg.Series = append(reg.Series, experiments.Series{Label: label, X: xs, Y: rg, Color: c})
+		st := styles[z]
+		acc.Series = append(acc.Series, experiments.Series{Label: st.label, X: xs, Y: ta, Color: st.color, Muted: st.muted},
+			experiments.Series{X: xs, Y: va, Dashed: true, Color: st.color, Muted: st.muted})
+		reg.Series = append(reg.Series, experiments.Series{Label: st.label, X: xs, Y: rg, Color: st.color, Muted: st.muted})
 	}
 	// The line styles' own legend entries (no points: legend only).
 	acc.Series = append(acc.Series, experiments.Series{Label: "solid: test", Color: gray},

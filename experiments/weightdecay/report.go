@@ -454,10 +454,10 @@ func (t *TableC1) Markdown() ([]byte, error) {
 		"(see `go doc ./experiments/weightdecay`; the protocols and every remaining difference: [weightdecay-protocol.md](weightdecay-protocol.md)): "+
 		"per-parameter weight decays tuned on 50 validation images, by Eq. 1 (validation risk) or Eq. 7 "+
 		"(with the PAC-Bayes regularizer). Cells: the final test accuracy, mean ± standard deviation over replicates (initializations), "+
-		"in brackets the 95%% percentile bootstrap interval of the mean (4000 resamples of the replicates) where there are two or more. "+
+		"in brackets the 95%% percentile bootstrap interval of the mean (%d resamples of the replicates) where there are two or more. "+
 		"Table C.1's own cells are not in the text of the paper available to this project, so there is no per-pair "+
 		"value to set beside ours: the main text gives the averaged headline, the "+
-		"validation accuracies and the signs checked below. Runs are named by the start of their identity, as their export files are.\n", RegenerateCommand)
+		"validation accuracies and the signs checked below. Runs are named by the start of their identity, as their export files are.\n", RegenerateCommand, bootResamples)
 	writeVerdict(&b, cells, lines, bn)
 	writeMainTable(&b, cells)
 	writeHeadline(&b, lines, cells)

@@ -6,7 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,24 +198,80 @@ func TestMergeGrids(t *testing.T) {
 	}
 }
 
-// TestZetaColors checks that a merged grid, whose ζ values' own colours collide (1 and 10
-// are both red), gets distinct colours, and that a preset's grid keeps its own.
+// TestZetaColors (issue 50): a ζ keeps one colour in every panel of every figure, whatever
+// the panel's grid or order (ζ=3 was orange in one panel, ζ=1000 in others); a panel draws at
+// most experiments.MaxSeries ζ in colour, the rest muted under one legend entry.
 func TestZetaColors(t *testing.T) {
-	merged := []float64{0, 1, 2, 3, 4, 5, 10, 100, 1000, 10000}
-	c := zetaColors(merged)
-	seen := map[color.Color]float64{}
-	for _, z := range merged {
-		if other, ok := seen[c[z]]; ok {
-			t.Errorf("ζ %g and %g share colour %v", z, other, c[z])
+	grids := [][]float64{{0, 1, 2, 3, 4, 5, 10, 100, 1000, 10000}, {0, 1, 2, 3, 4, 5, 10, 100, 1000},
+		{0, 10, 100, 1000}, {1000, 100, 10, 0}, {0, 30, 300}, {0, 1, 2, 3, 4, 5}}
+	colorOf := map[float64]color.Color{}
+	for _, zs := range grids {
+		hist := &experiments.Table{Columns: []string{"zeta", "step", "test_acc", "val_acc", "regularizer"}}
+		steps := &experiments.Table{Columns: []string{"zeta", "regularizer", "val_acc", "test_acc"}}
+		for _, z := range zs {
+			hist.Add(z, 1.0, 0.5, 0.6, 10.0)
+			steps.Add(z, 10.0, 0.6, 0.5)
 		}
-		seen[c[z]] = z
+		acc, reg := historyPanels(hist, "linear", "mnist")
+		for _, p := range []experiments.Panel{testPanel(hist, "t"), gapPanel(steps, "g"), acc, reg} {
+			coloured, legend := map[color.Color]bool{}, 0
+			for _, s := range p.Series {
+				if s.Label != "" && s.Color != nil && !s.Muted && strings.HasPrefix(s.Label, "ζ=") || s.Label == "Eq. 1" {
+					coloured[s.Color] = true
+					z := 0.0
+					if s.Label != "Eq. 1" {
+						z, _ = strconv.ParseFloat(strings.TrimPrefix(s.Label, "ζ="), 64)
+					}
+					if c, ok := colorOf[z]; ok && c != s.Color {
+						t.Errorf("grid %v, panel %q: ζ %g in %v, elsewhere %v", zs, p.Title, z, s.Color, c)
+					}
+					colorOf[z] = s.Color
+				}
+				if s.Label != "" {
+					legend++
+				}
+			}
+			text := p.Title + p.XLabel + p.YLabel
+			for _, s := range p.Series {
+				text += s.Label
+			}
+			if strings.ContainsRune(text, '‖') { // the font's ‖ reads as "|a_tl" at figure size
+				t.Errorf("panel %q writes ‖; spell the norm norm(a_t)", p.Title)
+			}
+			if len(coloured) > experiments.MaxSeries {
+				t.Errorf("grid %v, panel %q: %d coloured ζ, want at most %d", zs, p.Title, len(coloured), experiments.MaxSeries)
+			}
+			if len(zs) > experiments.MaxSeries && !slices.ContainsFunc(p.Series, func(s experiments.Series) bool {
+				return s.Muted && strings.Contains(s.Label, "ζ=2,3,4,5")
+			}) {
+				t.Errorf("grid %v, panel %q: no muted legend entry for ζ 2–5", zs, p.Title)
+			}
+		}
 	}
-	if c[0] != experiments.MethodColor("Eq. 1") {
-		t.Errorf("Eq. 1 drawn in %v, want its own blue", c[0])
+	if colorOf[0] != experiments.MethodColor("Eq. 1") || colorOf[1000] != experiments.MethodColor("ζ=1000") {
+		t.Errorf("Eq. 1 or ζ=1000 not in its MethodColor")
 	}
-	for _, z := range []float64{0, 10, 100, 1000} {
-		if got := zetaColors([]float64{0, 10, 100, 1000})[z]; got != experiments.MethodColor(zetaLabel(z)) {
-			t.Errorf("quick grid: ζ %g in %v, want its own colour", z, got)
+}
+
+// TestFigureTitlesNoRunIDs (issue 50): panel titles name the pair, not the store's run ids
+// ("run 2+11+13").
+func TestFigureTitlesNoRunIDs(t *testing.T) {
+	z4 := fitJSON{Replicate: 0, Zeta: 4, Seconds: 3, History: []checkpointJSON{ck(1, 0.8, 0.6, 0.5, 1), ck(2, 0.9, 0.6, 0.5, 1), ck(3, 1, 0.7, 0.7, 1)}}
+	tc, err := ReadTableC1(synthRun(t, 11, 10), storedRunOf(t, 13, 10, []float64{4}, []fitJSON{synthFits[0], z4}), synthRun(t, 2, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := tc.otherRuns()
+	for _, sp := range tc.chosen {
+		pairs = append(pairs, sp)
+	}
+	if len(pairs) < 2 {
+		t.Fatalf("%d stored pairs, want the merged one and another", len(pairs))
+	}
+	runID := regexp.MustCompile(`\brun[s]? \d|\d\+\d`)
+	for _, sp := range pairs {
+		if title := sp.title(); runID.MatchString(title) || !strings.Contains(title, "linear / MNIST") {
+			t.Errorf("panel title %q carries a run id or lacks its pair", title)
 		}
 	}
 }
@@ -304,11 +362,11 @@ func TestPanelTitle(t *testing.T) {
 	if sp == nil {
 		t.Fatal("no linear/mnist row")
 	}
-	if got, want := sp.title(), "linear / MNIST: run 1, 2 of 3 replicates, 10×3 steps"; got != want {
+	if got, want := sp.title(), "linear / MNIST, clean, offline, 2 ζ: 2 of 3 replicates, 10×3 steps"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
 	sp.cfg.Model, sp.cfg.Width, sp.cfg.Repeats = "resnet18", 1.0/16, 2
-	if got, want := sp.title(), "ResNet-18 / MNIST: run 1, 2 replicates, width 1/16, 10×3 steps"; got != want {
+	if got, want := sp.title(), "ResNet-18 / MNIST, clean, offline, 2 ζ: 2 replicates, width 1/16, 10×3 steps"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
 }

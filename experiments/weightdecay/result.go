@@ -14,7 +14,7 @@ import (
 // cost, and every hyper-step (the points of Figure 4.3).
 func result(opt experiments.Options, cfg *Config, zetas []float64, fits []fit) *experiments.Result {
 	p := newPair(cfg, fits)
-	return &experiments.Result{Experiment: "weightdecay", Preset: opt.Preset, Seed: opt.Seed,
+	res := &experiments.Result{Experiment: "weightdecay", Preset: opt.Preset, Seed: opt.Seed,
 		Tables: []experiments.Table{
 			summaryTable(cfg, p),
 			tableC1(cfg, p),
@@ -23,6 +23,8 @@ func result(opt experiments.Options, cfg *Config, zetas []float64, fits []fit) *
 			costTable(cfg, fits),
 			stepsTable(fits),
 		}}
+	res.Answer, res.View, res.Legend = answer(cfg, p)
+	return res
 }
 
 // replicate is one initialization's runs as Table C.1 reads them: the Eq. 1 run (ζ = 0), the

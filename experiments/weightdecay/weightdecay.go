@@ -9,6 +9,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 )
 
 // Experiment is the weight-decay experiment of Section 4.2 and Appendix C.2.
@@ -36,6 +37,9 @@ func plan(ctx context.Context, opt experiments.Options, cfg *Config) (*experimen
 			cfg.Model, cfg.Dataset, convexity.FormatBytes(need), convexity.FormatBytes(opt.MaxMem))
 	}
 	zetas := append([]float64{0}, cfg.Zetas...)
+	if err := fitsInMemory(cfg, d.train.Shape, cfg.Repeats*len(zetas), opt.Workers, gcpolicy.Available()); err != nil {
+		return nil, err
+	}
 	type job struct {
 		rep  int
 		zeta float64

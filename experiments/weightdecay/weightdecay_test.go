@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
@@ -182,7 +183,7 @@ func TestEq7BeatsEq1(t *testing.T) {
 // the model, against models built at several widths.
 func TestParamCount(t *testing.T) {
 	if got := paramCount("linear", 784, 1); got != 7850 {
-		t.Errorf("linear: %d parameters, want 7850", got)
+		t.Errorf("linear: %g parameters, want 7850", got)
 	}
 	for _, model := range []string{"resnet18", "resnet34"} {
 		for _, w := range []float64{1.0 / 16, 0.25, 1} {
@@ -199,9 +200,36 @@ func TestParamCount(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, want := paramCount(model, 784, w), net.NumParams()
-			if r := float64(got) / float64(want); r < 0.98 || r > 1.05 {
-				t.Errorf("%s width %g: estimate %d parameters, built %d (ratio %.3f; want 0.98–1.05)", model, w, got, want, r)
+			if r := got / float64(want); r < 0.98 || r > 1.05 {
+				t.Errorf("%s width %g: estimate %.0f parameters, built %d (ratio %.3f; want 0.98–1.05)", model, w, got, want, r)
 			}
 		}
+	}
+}
+
+// Issue 52 (class 3): --model resnet18 --width 200 ended in the runtime's fatal out-of-memory
+// while it initialized the first convolution (and a width whose estimate overflows int64
+// would have passed any limit); sizes that cannot fit are refused up front with the estimate.
+func TestSizesBeyondMemoryAreRefusedUpFront(t *testing.T) {
+	const gib = 1 << 30
+	mnist := []int{1, 28, 28}
+	cfg := &Config{Model: "resnet18", Dataset: "mnist", Width: 200, Images: 50, Dtype: "float32"}
+	err := fitsInMemory(cfg, mnist, 10, 2, 24*gib)
+	if err == nil || !strings.Contains(err.Error(), "--width 200: an optimization of resnet18 on mnist holds about") ||
+		!strings.Contains(err.Error(), "lower --width") {
+		t.Errorf("width 200 on 24 GiB: %v", err)
+	}
+	for _, w := range []float64{1e9, 1e300} {
+		cfg.Width = w
+		if err := fitsInMemory(cfg, mnist, 10, 1, 24*gib); err == nil {
+			t.Errorf("width %g on 24 GiB: no error", w)
+		}
+	}
+	cfg.Width = 1 // the paper's
+	if err := fitsInMemory(cfg, mnist, 10, 2, 24*gib); err != nil {
+		t.Errorf("the paper's ResNet-18 on 24 GiB: %v", err)
+	}
+	if err := fitsInMemory(cfg, mnist, 10, 2, 0); err != nil {
+		t.Errorf("unknown memory: %v", err)
 	}
 }

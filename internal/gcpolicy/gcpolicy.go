@@ -105,3 +105,8 @@ func readLimit(path string) int64 {
 	}
 	return v
 }
+
+// Available is the memory available to the process: the machine's memory, or its cgroup's
+// limit when lower, in bytes; 0 when it cannot tell. Experiments compare their estimates with
+// it to refuse, up front, sizes that cannot fit.
+func Available() int64 { return availableMemory() }

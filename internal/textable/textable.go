@@ -1,10 +1,13 @@
 // Package textable draws tables for a terminal. Headers are printed exactly as given (a column
 // is named as in the CSV and JSON, so that a reader can find it there), and the table never
-// grows past a width: long cells are wrapped at spaces, and a word too long for its column is
-// broken, instead of pushing the table off the screen.
+// grows past a width: long cells are wrapped at spaces, never inside a word or a number. A table
+// whose columns cannot all fit leaves the rightmost ones out and says so under the table (or,
+// with Options.Split, draws them as further tables that repeat the row's key columns), so that
+// no row is ever shown without the columns that name it.
 package textable
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -19,68 +22,151 @@ const Width = 100
 // minColumn is the narrowest a column is squeezed to: below it, cells become unreadable.
 const minColumn = 4
 
-// Render writes header and rows as boxed tables no wider than width columns. A table with
-// more columns than fit readably is drawn as several, each repeating the first column (the
-// row's name), rather than squeezing every column to a few letters.
+// maxKeys bounds the key columns Keys finds: a row named by more columns than this is named
+// by its first one.
+const maxKeys = 4
+
+// Options says how Draw fits a table.
+type Options struct {
+	// Width is the widest a line may be; 0 means Width.
+	Width int
+	// Keys is the number of leading columns that name a row (dataset, method, …): they are
+	// never left out and start every part of a split table. 0 finds them with Keys.
+	Keys int
+	// Split draws the columns that do not fit as further tables, each starting with the key
+	// columns, instead of leaving them out.
+	Split bool
+	// Elsewhere says where the columns left out can be read (e.g. "--verbose"); it ends the
+	// line that names them. "" names them without saying where.
+	Elsewhere string
+}
+
+// Render writes header and rows as a boxed table no wider than width columns, leaving out the
+// rightmost columns that do not fit (named on a line under the table).
 func Render(w io.Writer, header []string, rows [][]string, width int) error {
-	for i, cols := range groups(header, rows, width) {
+	_, err := Draw(w, header, rows, Options{Width: width, Elsewhere: "--format csv or json"})
+	return err
+}
+
+// Draw writes header and rows as one boxed table (several with opt.Split) no wider than
+// opt.Width, and returns the names of the columns it left out. A cell is wrapped at spaces,
+// never inside a word; a column whose longest word cannot fit is left out (the key columns are
+// abbreviated instead, as a last resort).
+func Draw(w io.Writer, header []string, rows [][]string, opt Options) ([]string, error) {
+	width := opt.Width
+	if width <= 0 {
+		width = Width
+	}
+	keys := opt.Keys
+	if keys <= 0 {
+		keys = Keys(header, rows)
+	}
+	keys = min(keys, len(header))
+	floors := floorWidths(header, rows)
+	parts, left := layout(floors, keys, width, opt.Split)
+	for i, cols := range parts {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		h, r := pick(header, rows, cols)
 		h, r = Fit(h, r, width)
-		t := tablewriter.NewTable(w,
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			// Fit has wrapped every cell already; tablewriter's own wrapping ignores the
-			// width for words it cannot split.
-			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-			tablewriter.WithRowAutoWrap(tw.WrapNone),
-		)
-		t.Header(h)
-		for _, row := range r {
-			if err := t.Append(row); err != nil {
-				return err
-			}
+		if err := draw(w, h, r); err != nil {
+			return nil, err
 		}
-		if err := t.Render(); err != nil {
+	}
+	var omitted []string
+	for _, c := range left {
+		omitted = append(omitted, header[c])
+	}
+	if len(omitted) > 0 {
+		line := "not shown (too wide): " + strings.Join(omitted, ", ")
+		if opt.Elsewhere != "" {
+			line += " (in " + opt.Elsewhere + ")"
+		}
+		if _, err := fmt.Fprintln(w, Wrap(line, width)); err != nil {
+			return nil, err
+		}
+	}
+	return omitted, nil
+}
+
+func draw(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		// Fit has wrapped every cell already; tablewriter's own wrapping ignores the width
+		// for words it cannot split.
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	t.Header(header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
 			return err
 		}
 	}
-	return nil
+	return t.Render()
 }
 
-// comfortable is the narrowest a column reads well at: its natural width, or else wide
-// enough for its header's words and for cells of up to ten characters unbroken.
-const comfortable = 10
-
-// groups splits the columns into runs that each fit width at their comfortable widths,
-// every run after the first starting with column 0.
-func groups(header []string, rows [][]string, width int) [][]int {
-	n := len(header)
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	if n < 2 {
-		return [][]int{all}
-	}
-	natural, words, heads := measure(header, rows)
-	cost := func(i int) int {
-		return min(natural[i], max(heads[i], min(words[i], comfortable), minColumn)) + 3
-	}
-	var out [][]int
-	cur, used := []int{0}, 1+cost(0)
-	for i := 1; i < n; i++ {
-		if used+cost(i) > width && len(cur) > 1 {
-			out = append(out, cur)
-			cur, used = []int{0}, 1+cost(0)
+// Keys returns how many leading columns name a row: the fewest (at most four) whose text
+// tells every row apart, at least one. A table of one row per dataset × method has two.
+func Keys(header []string, rows [][]string) int {
+	for k := 1; k <= min(maxKeys, len(header)); k++ {
+		seen := make(map[string]bool, len(rows))
+		unique := true
+		for _, r := range rows {
+			id := strings.Join(r[:min(k, len(r))], "\x00")
+			if seen[id] {
+				unique = false
+				break
+			}
+			seen[id] = true
 		}
-		cur = append(cur, i)
-		used += cost(i)
+		if unique {
+			return k
+		}
 	}
-	return append(out, cur)
+	return 1
+}
+
+// floorWidths returns each column's narrowest width that breaks no word: its longest word,
+// in the header or any cell.
+func floorWidths(header []string, rows [][]string) []int {
+	_, words, _ := measure(header, rows)
+	out := make([]int, len(header))
+	for i, wd := range words {
+		out[i] = max(wd, minColumn)
+	}
+	return out
+}
+
+// layout chooses the columns drawn: every key column, then the others left to right while
+// they fit at their floor widths. Without split, the rest are left out (returned); with split,
+// they are drawn as further parts, each starting with the key columns.
+func layout(floors []int, keys, width int, split bool) (parts [][]int, left []int) {
+	cost := func(i int) int { return floors[i] + 3 }
+	base := 1
+	var key []int
+	for i := range keys {
+		key = append(key, i)
+		base += cost(i)
+	}
+	cur, used := append([]int(nil), key...), base
+	for i := keys; i < len(floors); i++ {
+		if used+cost(i) <= width || len(cur) == 0 {
+			cur = append(cur, i)
+			used += cost(i)
+			continue
+		}
+		if !split || len(cur) == keys || base+cost(i) > width {
+			left = append(left, i)
+			continue
+		}
+		parts = append(parts, cur)
+		cur, used = append(append([]int(nil), key...), i), base+cost(i)
+	}
+	return append(parts, cur), left
 }
 
 func pick(header []string, rows [][]string, cols []int) ([]string, [][]string) {
@@ -131,29 +217,26 @@ func measure(header []string, rows [][]string) (natural, words, heads []int) {
 
 // Fit returns header and rows with every cell wrapped (lines joined by "\n") so that the table
 // drawn from them is at most width characters wide: the widest columns give way first, so a
-// long text column shrinks before narrow numeric ones.
+// long text column shrinks before narrow numeric ones, and a cell is wrapped at spaces only.
+// When even the longest words do not fit (Draw leaves such columns out first), a word too
+// long for its column is abbreviated with "…", never broken across lines.
 func Fit(header []string, rows [][]string, width int) ([]string, [][]string) {
 	n := len(header)
 	if n == 0 {
 		return header, rows
 	}
-	widths, words, heads := measure(header, rows)
+	widths, words, _ := measure(header, rows)
 	// Each column costs its text, a space either side and a border; plus the left border.
 	budget := width - 3*n - 1
-	// Narrow the wide columns to an even share, wrapping at spaces; then wrap at spaces down
-	// to the longest word; only then break the words that are longer than a share (a path, a
-	// long number); then anything.
+	// Narrow the wide columns to an even share, wrapping at spaces; then down to the longest
+	// word; then, past any readable width, abbreviate.
 	share := max(budget/n, minColumn)
 	floors := []func(int) int{
 		func(i int) int { return max(words[i], share) },
 		func(i int) int { return max(words[i], minColumn) },
-		func(i int) int { return max(min(words[i], share), min(heads[i], share), minColumn) },
 		func(int) int { return minColumn },
 	}
-	for k, floor := range floors {
-		if k == 1 && sumOf(n, floor) > budget {
-			continue // words must break anyway: break the long ones, leave the rest readable
-		}
+	for _, floor := range floors {
 		for sum(widths) > budget {
 			widest := -1
 			for i, wd := range widths {
@@ -171,7 +254,7 @@ func Fit(header []string, rows [][]string, width int) ([]string, [][]string) {
 		out := make([]string, len(cells))
 		for i, c := range cells {
 			if i < n {
-				out[i] = Wrap(c, widths[i])
+				out[i] = wrapCell(c, widths[i])
 			} else {
 				out[i] = c
 			}
@@ -183,6 +266,23 @@ func Fit(header []string, rows [][]string, width int) ([]string, [][]string) {
 		wrapped[i] = wrapAll(r)
 	}
 	return wrapAll(header), wrapped
+}
+
+// wrapCell wraps s at spaces into lines of at most width characters, abbreviating a word
+// longer than width: a number or a path split across lines reads as two values.
+func wrapCell(s string, width int) string {
+	if width < 1 || longestLine(s) <= width {
+		return s
+	}
+	var words []string
+	for _, para := range strings.Split(s, "\n") {
+		var ws []string
+		for _, word := range strings.Fields(para) {
+			ws = append(ws, Abbreviate(word, width))
+		}
+		words = append(words, strings.Join(ws, " "))
+	}
+	return Wrap(strings.Join(words, "\n"), width)
 }
 
 // Wrap breaks s into lines of at most width characters, at spaces where it can and inside a
@@ -245,14 +345,6 @@ func longestLine(s string) int {
 		m = max(m, utf8.RuneCountInString(l))
 	}
 	return m
-}
-
-func sumOf(n int, f func(int) int) int {
-	s := 0
-	for i := range n {
-		s += f(i)
-	}
-	return s
 }
 
 func sum(xs []int) int {

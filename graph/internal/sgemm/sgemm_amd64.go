@@ -30,6 +30,19 @@ func Kern4x8(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c
 //go:noescape
 func Kern1x8(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, acc int)
 
+// Kern8x48Z is Kern4x24 for an 8×48 block of C in AVX-512 (kern512_amd64.s): the same sum,
+// term by term, for each element.
+//
+//go:noescape
+func Kern8x48Z(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+
+// Transpose8x8 sets dst[j][i] = src[i][j] for an 8×8 block of float32 (rows lds and ldd
+// bytes apart; transpose_amd64.s): gemm's copy of a transposed B, which in scalar code cost
+// as much as a product 64 rows deep.
+//
+//go:noescape
+func Transpose8x8(src unsafe.Pointer, lds int, dst unsafe.Pointer, ldd int)
+
 //go:noescape
 func KernRows4(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, t unsafe.Pointer, n int)
 
@@ -45,12 +58,47 @@ func DKern1x4(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c uns
 // Available reports whether the CPU has the kernels' instructions (AVX2 and FMA).
 var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// HasAVX512 reports whether the CPU (and the operating system, which must save the 512-bit
+// registers) has AVX512F, which the 8×48 kernel needs. golang.org/x/sys/cpu reads both from
+// CPUID and XGETBV.
+var HasAVX512 = Available && cpu.X86.HasAVX512F
+
+// use512 says whether float32 products take the AVX-512 kernel where the CPU has it
+// (UseAVX512).
+var use512 = HasAVX512
+
+// UseAVX512 turns the AVX-512 kernel on or off (on only takes effect where HasAVX512) and
+// reports whether it was in effect before. Off, every product runs the AVX2/FMA kernels alone,
+// as on a CPU without AVX-512; the results are the same to the bit either way (each element
+// sums its terms in the same order), only the time differs. Not safe to call while products
+// run.
+func UseAVX512(on bool) (was bool) {
+	was = use512
+	use512 = on && HasAVX512
+	return was
+}
+
+// Extension names the widest vector extension float32 products use: "avx512", "avx2+fma", or
+// "none" (graph falls back to its BLAS).
+func Extension() string {
+	switch {
+	case use512:
+		return "avx512"
+	case Available:
+		return "avx2+fma"
+	}
+	return "none"
+}
+
 // kc is the depth of the panels of B.
 const kc = 256
 
 // Gemm sets c = op(a)·op(b) + beta·c in float32 (row-major, leading dimensions lda, ldb,
 // ldc) and reports true, or reports false when the CPU lacks AVX2 and FMA.
 func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	if use512 {
+		return gemm(kernels32z, &bufs32, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	}
 	return gemm(kernels32, &bufs32, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 }
 
@@ -73,6 +121,16 @@ type kernelSet struct {
 	// A and an inner dimension of at least rowsMinK (see streamRows).
 	rows               func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, t unsafe.Pointer, n int)
 	rowsMaxM, rowsMinK int
+	// big, when not nil, computes bigRows×bigCols blocks (multiples of 4 rows and of wide
+	// columns) of the wide columns, each element summed as block sums it: rows [0, m −
+	// m mod bigRows of the rows in blocks of four) × columns [0, nWide − nWide mod bigCols).
+	big              func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
+	bigRows, bigCols int
+	// tallAPanelBytes, tallBPanelBytes: C is also walked a block row at a time when a panel
+	// of A is larger than the first (it would pass through the second-level cache once per
+	// column strip, with a transposed A's rows a page apart) and one of B no larger than the
+	// second (it stays there while every block row passes over it)
+	tallAPanelBytes, tallBPanelBytes int
 	// rowMajorBytes: a panel of B of at most this many bytes is walked one block row of C at
 	// a time rather than one column strip at a time (see gemm).
 	rowMajorBytes int
@@ -80,7 +138,12 @@ type kernelSet struct {
 
 var (
 	kernels32 = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
-		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10}
+		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
+	// kernels32z adds the AVX-512 kernel to kernels32 for the blocks it covers; the rest (the
+	// edges, the rows ≤ 8 that stream B) take kernels32's, which sum in the same order.
+	kernels32z = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
+		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10,
+		big: Kern8x48Z, bigRows: 8, bigCols: 48, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
 	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4,
 		rowMajorBytes: 64 << 10}
 )
@@ -116,6 +179,10 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 		const t = 8 // in 8×8 tiles, so that writes stay within a few cache lines
 		for j0 := 0; j0 < n; j0 += t {
 			for p0 := 0; p0 < k; p0 += t {
+				if ks.size == 4 && j0+t <= n && p0+t <= k {
+					Transpose8x8(unsafe.Pointer(&b[j0*ldb+p0]), ldb*4, unsafe.Pointer(&bt[p0*n+j0]), n*4)
+					continue
+				}
 				for j := j0; j < min(n, j0+t); j++ {
 					row := b[j*ldb+p0 : j*ldb+min(k, p0+t)]
 					for p, e := range row {
@@ -174,12 +241,40 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 			}
 			j1 = nWide
 		}
-		if kb*n*f <= ks.rowMajorBytes {
+		rowMajor := kb*n*f <= ks.rowMajorBytes || (ks.tallAPanelBytes > 0 && m*kb*f > ks.tallAPanelBytes && kb*n*f <= ks.tallBPanelBytes)
+		// the AVX-512 blocks: rows [0, m8) × columns [0, n48), unless streamed above
+		m8, n48 := 0, 0
+		if ks.big != nil && j1 == 0 {
+			m8, n48 = m4-m4%ks.bigRows, nWide-nWide%ks.bigCols
+		}
+		if m8 > 0 && n48 > 0 {
+			big := func(i0, j0 int) {
+				ks.big(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&b[p0*ldb+j0]), ldb*f, unsafe.Pointer(&c[i0*ldc+j0]), ldc*f, acc)
+			}
+			if rowMajor {
+				for i0 := 0; i0 < m8; i0 += ks.bigRows {
+					for j0 := 0; j0 < n48; j0 += ks.bigCols {
+						big(i0, j0)
+					}
+				}
+			} else {
+				for j0 := 0; j0 < n48; j0 += ks.bigCols {
+					for i0 := 0; i0 < m8; i0 += ks.bigRows {
+						big(i0, j0)
+					}
+				}
+			}
+		}
+		// todo says whether block(i0, j0, ·) is still to compute
+		todo := func(i0, j0 int) bool {
+			return (i0 >= m4 || j0 >= j1) && (i0 >= m8 || j0 >= n48)
+		}
+		if rowMajor {
 			// B's panel stays in the cache, so C is written a block row at a time, each of its
 			// cache lines once, rather than in strips of 24 columns across every row
 			for i0 := 0; i0 < m; i0 = next(i0) {
 				for j0 := 0; j0 < nNarrow; j0 += width(j0) {
-					if i0 >= m4 || j0 >= j1 {
+					if todo(i0, j0) {
 						block(i0, j0, width(j0))
 					}
 				}
@@ -187,7 +282,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 		} else {
 			for j0 := 0; j0 < nNarrow; j0 += width(j0) {
 				for i0 := 0; i0 < m; i0 = next(i0) {
-					if i0 >= m4 || j0 >= j1 {
+					if todo(i0, j0) {
 						block(i0, j0, width(j0))
 					}
 				}

@@ -17,10 +17,18 @@ func TestWalksSameBits(t *testing.T) {
 		t.Skip("no AVX2/FMA")
 	}
 	strips := kernels32
-	strips.rows, strips.rowMajorBytes = nil, 0
+	strips.rows, strips.rowMajorBytes, strips.tallAPanelBytes = nil, 0, 0
 	streamed := kernels32
 	streamed.rowsMinK = 1
-	walksSameBits[float32](t, &bufs32, strips, kernels32, streamed)
+	others := []kernelSet{kernels32, streamed}
+	if HasAVX512 {
+		z, zstrips := kernels32z, kernels32z
+		zstrips.rows, zstrips.rowMajorBytes, zstrips.tallAPanelBytes = nil, 0, 0
+		others = append(others, z, zstrips)
+	} else {
+		t.Log("this CPU lacks AVX512F: the AVX-512 walks are not compared")
+	}
+	walksSameBits[float32](t, &bufs32, strips, others...)
 	strips64 := kernels64
 	strips64.rowMajorBytes = 0
 	walksSameBits[float64](t, &bufs64, strips64, kernels64)

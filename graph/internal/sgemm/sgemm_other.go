@@ -5,6 +5,15 @@ package sgemm
 // Available is false: the kernels are amd64 assembly.
 const Available = false
 
+// HasAVX512 is false: the kernels are amd64 assembly.
+const HasAVX512 = false
+
+// UseAVX512 does nothing and reports false: there are no kernels on this architecture.
+func UseAVX512(on bool) (was bool) { return false }
+
+// Extension reports "none": graph falls back to its BLAS.
+func Extension() string { return "none" }
+
 // Gemm reports false: there are no kernels on this architecture.
 func Gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	return false
