@@ -1,0 +1,141 @@
+package weightdecay
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hyperflat/hyperflat/experiments"
+)
+
+// This file holds tablec1.md's Reading section and the ζ-grid bracketing the table, the
+// reading and the verdict state.
+
+// writeReading states what the numbers say, counted over the measured pairs, so that the
+// reading stays true when the table is regenerated.
+func writeReading(b *strings.Builder, cells experiments.Table) {
+	var n, e7e1, e7ck, e7fin, orck, orfin, val1, val7, fell, steadier, rho, rhoTop, paper, early int
+	var reduced, edge []string
+	for i := range cells.Rows {
+		if !measured(cells, i) {
+			continue
+		}
+		n++
+		f := func(c string) float64 { return cells.Float(i, c) }
+		count := func(c *int, ok bool) {
+			if ok {
+				*c++
+			}
+		}
+		count(&e7e1, f("eq7") > f("eq1"))
+		count(&e7ck, f("eq7") > f("minnorm_ckpt"))
+		count(&e7fin, f("eq7") > f("minnorm_final"))
+		count(&orck, f("oracle") > f("minnorm_ckpt"))
+		count(&orfin, f("oracle") > f("minnorm_final"))
+		count(&val1, f("eq1_val_acc") >= 0.98)
+		count(&val7, f("eq7_val_acc") >= 0.98)
+		count(&fell, f("eq1_drop") >= 0.01)
+		count(&steadier, f("eq7_drop") < f("eq1_drop"))
+		count(&rho, f("spearman_rho") > 0)
+		count(&rhoTop, f("spearman_rho_top_zeta") > 0)
+		if edgeNote(cells.String(i, "zetas"), cells.String(i, "oracle_zetas")) != "" {
+			edge = append(edge, pairName(cells.String(i, "model"), cells.String(i, "dataset")))
+		}
+		count(&early, f("minnorm_ckpt_mean_step") < float64(cells.Int(i, "outer_steps")))
+		if paperBudget(cells, i) {
+			paper++
+		} else {
+			reduced = append(reduced, pairName(cells.String(i, "model"), cells.String(i, "dataset")))
+		}
+	}
+	b.WriteString("\n## Reading\n\nCounted over the measured pairs by the generator, so that it stays true when the table is regenerated.\n\n")
+	if n == 0 {
+		b.WriteString("No pair has a complete replicate yet.\n")
+		return
+	}
+	fmt.Fprintf(b, "- Eq. 7 (ζ by selection images) ends above Eq. 1 on %d of %d pairs (the paper: Eq. 7's models \"exhibit superior test set accuracy\").\n", e7e1, n)
+	fmt.Fprintf(b, "- Against the min-norm heuristic, Eq. 7 (ζ by selection images) ends above it on %d of %d pairs read as checkpoint selection "+
+		"and on %d of %d read as final-model selection; with the test-oracle ζ, on %d and %d. Which reading the paper used decides the "+
+		"comparison where the two differ: checkpoint selection may stop Eq. 1 at its early best, the final-model reading cannot.\n", e7ck, n, e7fin, n, orck, orfin)
+	fmt.Fprintf(b, "- The checkpoint reading selects, on average over replicates, a hyper-step before the last on %d of %d pairs: "+
+		"it stops Eq. 1 early (the hyper-steps are in the table).\n", early, n)
+	fmt.Fprintf(b, "- %s\n", bracketText(edge, n))
+	fmt.Fprintf(b, "- Eq. 1 reaches validation accuracy ≥ 0.98 on %d of %d pairs, Eq. 7 on %d (the paper: all optimized models reach \"at least 98%% "+
+		"top-1 validation accuracy\").\n", val1, n, val7)
+	fmt.Fprintf(b, "- Figure 4.2: Eq. 1's test accuracy ends at least 1 point below its best hyper-step on %d of %d pairs; Eq. 7's falls less "+
+		"than Eq. 1's on %d (the paper: Eq. 1 degrades, Eq. 7 \"remains stable\").\n", fell, n, steadier)
+	fmt.Fprintf(b, "- Figure 4.3: Spearman's ρ between the regularizer and the generalization gap is positive on %d of %d pairs over all runs, "+
+		"and on %d at the largest ζ alone (the paper: \"a strong positive correlation\", which \"remains positive even for the largest values of ζ\").\n", rho, n, rhoTop)
+	fmt.Fprintf(b, "- %d of %d measured pairs ran at the paper preset's budget.", paper, n)
+	if len(reduced) > 0 {
+		fmt.Fprintf(b, " %s ran at a reduced budget (see Budgets): their numbers test the mechanism at a small scale, not the paper's.", strings.Join(reduced, ", "))
+	}
+	b.WriteString("\n")
+}
+
+// edgeNote says whether a ζ grid (comma-separated, Cells' "zetas") brackets the ζ each
+// replicate chose (space-separated, "eq7_zetas" or "oracle_zetas"): "" when every choice is
+// interior, else how many replicates chose an end of the grid, which a wider grid might beat.
+// The choice is among the grid's ζ > 0 (pickZetas), so the smallest counts as an end too: a ζ
+// between 0 and it was not tried.
+func edgeNote(grid, chosen string) string {
+	var zs []float64
+	for _, s := range strings.Split(grid, ",") {
+		if z, err := strconv.ParseFloat(s, 64); err == nil {
+			zs = append(zs, z)
+		}
+	}
+	picks := strings.Fields(chosen)
+	if len(zs) == 0 || len(picks) == 0 {
+		return ""
+	}
+	if len(zs) == 1 {
+		return "the grid's only ζ: not bracketed"
+	}
+	lo, hi := slices.Min(zs), slices.Max(zs)
+	var nLo, nHi int
+	for _, s := range picks {
+		switch z, _ := strconv.ParseFloat(s, 64); z {
+		case lo:
+			nLo++
+		case hi:
+			nHi++
+		}
+	}
+	var parts []string
+	if nLo > 0 {
+		parts = append(parts, fmt.Sprintf("the grid's smallest in %d", nLo))
+	}
+	if nHi > 0 {
+		parts = append(parts, fmt.Sprintf("its largest in %d", nHi))
+		if nLo == 0 {
+			parts[len(parts)-1] = fmt.Sprintf("the grid's largest in %d", nHi)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s of %d: not bracketed", strings.Join(parts, ", "), len(picks))
+}
+
+// zetaText is a ζ cell's parenthesis: each replicate's choice and, where the grid does not
+// bracket it, edgeNote.
+func zetaText(cells experiments.Table, i int, col string) string {
+	s := "ζ " + cells.String(i, col)
+	if n := edgeNote(cells.String(i, "zetas"), cells.String(i, col)); n != "" {
+		s += "; " + n
+	}
+	return s
+}
+
+// bracketText says on how many of n pairs the ζ grid brackets every replicate's test-oracle ζ
+// and names those where it does not (edgeNote), whose grid is to be extended.
+func bracketText(edge []string, n int) string {
+	s := fmt.Sprintf("The ζ grid brackets the test-oracle ζ (every replicate's choice interior to the grid) on %d of %d pairs", n-len(edge), n)
+	if len(edge) == 0 {
+		return s + "."
+	}
+	return s + fmt.Sprintf("; not on %s, where a replicate chose an end of the grid (the ζ cells say which): there a ζ beyond the grid "+
+		"was not tried and may do better, so the grid is to be extended before the row is read as the optimum.", strings.Join(edge, ", "))
+}
