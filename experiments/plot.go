@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"image/color"
@@ -101,19 +102,30 @@ func ZetaColor(z float64) color.Color {
 }
 
 // HighlightZetas picks the ζ a panel draws in colour when it has more than MaxSeries: Eq. 1
-// (0) and the powers of ten, least first, up to MaxSeries; it returns the others, to be drawn
-// Muted, in their order (none when the panel has MaxSeries or fewer).
-func HighlightZetas(zs []float64) (muted []float64) {
+// (0), the ζ in prefer (those the reader must find: the chosen ones), then the powers of ten
+// nearest to the first of prefer on a log scale (least first without one), up to MaxSeries; it
+// returns the others, to be drawn Muted, in their order (none when the panel has MaxSeries or
+// fewer).
+func HighlightZetas(zs []float64, prefer ...float64) (muted []float64) {
 	if len(zs) <= MaxSeries {
 		return nil
 	}
-	var keep []float64
+	var keep, tens []float64
 	for _, z := range zs {
-		if e := math.Log10(z); z == 0 || (z > 0 && math.Abs(e-math.Round(e)) < 1e-9) {
+		if z == 0 || slices.Contains(prefer, z) {
 			keep = append(keep, z)
+		} else if e := math.Log10(z); z > 0 && math.Abs(e-math.Round(e)) < 1e-9 {
+			tens = append(tens, z)
 		}
 	}
-	slices.Sort(keep)
+	slices.Sort(tens)
+	if len(prefer) > 0 && prefer[0] > 0 {
+		at := math.Log10(prefer[0])
+		slices.SortStableFunc(tens, func(a, b float64) int {
+			return cmp.Compare(math.Abs(math.Log10(a)-at), math.Abs(math.Log10(b)-at))
+		})
+	}
+	keep = append(keep, tens...)
 	keep = keep[:min(len(keep), MaxSeries)]
 	for _, z := range zs {
 		if !slices.Contains(keep, z) {

@@ -142,6 +142,12 @@ func TestZetaColorFixed(t *testing.T) {
 	if got := HighlightZetas(merged); fmt.Sprint(got) != "[2 3 4 5]" {
 		t.Errorf("HighlightZetas(%v) mutes %v, want [2 3 4 5]", merged, got)
 	}
+	// The chosen ζ stays in colour, with the powers of ten nearest to it (the linear/CIFAR-10 grid,
+	// whose test-oracle ζ 300000 was greyed).
+	wide := []float64{0, 1, 10, 100, 1000, 3000, 10000, 30000, 100000, 300000, 1e6}
+	if got := HighlightZetas(wide, 300000); fmt.Sprint(got) != "[1 10 100 3000 30000]" {
+		t.Errorf("HighlightZetas(%v, 300000) mutes %v, want [1 10 100 3000 30000]", wide, got)
+	}
 	if got := HighlightZetas([]float64{0, 1, 2, 3, 4, 5}); got != nil {
 		t.Errorf("a grid of %d mutes %v", MaxSeries, got)
 	}

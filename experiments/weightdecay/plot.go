@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hyperflat/hyperflat/experiments"
@@ -46,7 +47,7 @@ func gapPanel(steps *experiments.Table, title string) experiments.Panel {
 	sc := experiments.Panel{Title: title, XLabel: "log10 of the regularizer √Σ norm(a_t)²", YLabel: "validation − test accuracy",
 		MaxPoints: 500}
 	zs := zetas(steps)
-	styles := zetaStyles(zs)
+	styles := zetaStyles(steps)
 	for _, z := range zs {
 		st := styles[z]
 		s := experiments.Series{Label: st.label, Points: true, Color: st.color, Muted: st.muted}
@@ -66,7 +67,7 @@ func gapPanel(steps *experiments.Table, title string) experiments.Panel {
 func testPanel(hist *experiments.Table, title string) experiments.Panel {
 	p := experiments.Panel{Title: title, XLabel: "hyper-step", YLabel: "test accuracy", IntX: true}
 	zs := zetas(hist)
-	styles := zetaStyles(zs)
+	styles := zetaStyles(hist)
 	for _, z := range zs {
 		st := styles[z]
 		s := experiments.Series{Label: st.label, Dashed: z == 0, Color: st.color, Muted: st.muted}
@@ -151,11 +152,17 @@ type zetaStyle struct {
 	label string
 }
 
-func zetaStyles(zs []float64) map[float64]zetaStyle {
-	muted := experiments.HighlightZetas(zs)
+func zetaStyles(t *experiments.Table) map[float64]zetaStyle {
+	zs := zetas(t)
+	var muted []float64
+	if best, ok := bestZeta(t); ok {
+		muted = experiments.HighlightZetas(zs, best)
+	} else {
+		muted = experiments.HighlightZetas(zs)
+	}
 	var names []string
 	for _, z := range muted {
-		names = append(names, fmt.Sprintf("%g", z))
+		names = append(names, zetaString(z))
 	}
 	out := map[float64]zetaStyle{}
 	for _, z := range zs {
@@ -169,6 +176,39 @@ func zetaStyles(zs []float64) map[float64]zetaStyle {
 		out[z] = st
 	}
 	return out
+}
+
+// bestZeta is the ζ > 0 of the highest mean test accuracy at the last hyper-step (the
+// test-oracle choice of the averaged curves), kept in colour however many ζ a panel has.
+func bestZeta(t *experiments.Table) (float64, bool) {
+	last := map[float64]float64{}
+	for i := range t.Rows {
+		z := t.Float(i, "zeta")
+		last[z] = max(last[z], t.Float(i, "step"))
+	}
+	sum, n := map[float64]float64{}, map[float64]float64{}
+	for i := range t.Rows {
+		if z := t.Float(i, "zeta"); z > 0 && t.Float(i, "step") == last[z] && !math.IsNaN(t.Float(i, "test_acc")) {
+			sum[z] += t.Float(i, "test_acc")
+			n[z]++
+		}
+	}
+	best, ok := 0.0, false
+	for _, z := range zetas(t) {
+		if n[z] > 0 && (!ok || sum[z]/n[z] > sum[best]/n[best]) {
+			best, ok = z, true
+		}
+	}
+	return best, ok
+}
+
+// zetaString writes a ζ as the tables and legends do: whole numbers in full (1000000, not
+// 1e+06), others in the shortest form.
+func zetaString(z float64) string {
+	if z == math.Trunc(z) && math.Abs(z) < 1e15 {
+		return strconv.FormatFloat(z, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(z, 'g', -1, 64)
 }
 
 // zetas lists the table's ζ values in order of appearance.
@@ -187,7 +227,7 @@ func zetaLabel(z float64) string {
 	if z == 0 {
 		return "Eq. 1"
 	}
-	return fmt.Sprintf("ζ=%g", z)
+	return "ζ=" + zetaString(z)
 }
 
 // historyPanels are Figure 4.2's two panels: test (solid) and validation (dashed) accuracy,
@@ -197,7 +237,7 @@ func historyPanels(hist *experiments.Table, model, dataset string) (acc, reg exp
 		XLabel: "hyper-step", YLabel: "accuracy", IntX: true}
 	reg = experiments.Panel{Title: "regularizer √Σ norm(a_t)² per hyper-step", XLabel: "hyper-step", YLabel: "regularizer", IntX: true}
 	zs := zetas(hist)
-	styles := zetaStyles(zs)
+	styles := zetaStyles(hist)
 	for _, z := range zs {
 		var xs, va, ta, rg []float64
 		for i := range hist.Rows {

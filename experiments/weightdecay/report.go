@@ -325,7 +325,7 @@ func (sp *storedPair) cells() []any {
 		ckSteps, steps = append(ckSteps, strconv.Itoa(r.ckpt.step)), append(steps, float64(r.ckpt.step))
 		d1 = append(d1, drop(r.base))
 		if r.bySel != nil {
-			selZ, orZ = append(selZ, fmt.Sprintf("%g", r.bySel.zeta)), append(orZ, fmt.Sprintf("%g", r.byTst.zeta))
+			selZ, orZ = append(selZ, zetaString(r.bySel.zeta)), append(orZ, zetaString(r.byTst.zeta))
 			d7, selTop, orTop = append(d7, drop(*r.bySel)), append(selTop, top(r.bySel)), append(orTop, top(r.byTst))
 		}
 	}
@@ -377,7 +377,7 @@ func (sp *storedPair) eq1Peak() (float64, int) {
 func joinZetas(zs []float64) string {
 	s := make([]string, len(zs))
 	for i, z := range zs {
-		s[i] = strconv.FormatFloat(z, 'g', -1, 64)
+		s[i] = zetaString(z)
 	}
 	return strings.Join(s, ",")
 }
@@ -595,11 +595,11 @@ func writeFigureTable(b *strings.Builder, cells experiments.Table) {
 		if !measured(cells, i) {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %.3f / %.3f | %.3f (hyper-step %d) → %.3f | %.3f / %.3f | %.2f (p = %.2g, %d) | %.2f (ζ = %g) |\n",
+		fmt.Fprintf(b, "| %s | %.3f / %.3f | %.3f (hyper-step %d) → %.3f | %.3f / %.3f | %.2f (p = %.2g, %d) | %.2f (ζ = %s) |\n",
 			pairName(cells.String(i, "model"), cells.String(i, "dataset")), cells.Float(i, "eq1_val_acc"), cells.Float(i, "eq7_val_acc"),
 			cells.Float(i, "eq1_peak_test_acc"), cells.Int(i, "eq1_peak_step"), cells.Float(i, "eq1"), cells.Float(i, "eq1_drop"),
 			cells.Float(i, "eq7_drop"), cells.Float(i, "spearman_rho"), cells.Float(i, "spearman_p"), cells.Int(i, "spearman_points"),
-			cells.Float(i, "spearman_rho_top_zeta"), cells.Float(i, "top_zeta"))
+			cells.Float(i, "spearman_rho_top_zeta"), zetaString(cells.Float(i, "top_zeta")))
 	}
 	fmt.Fprintf(b, "\nThe best hyper-step is that of the Eq. 1 test accuracy averaged over replicates; the fall is each replicate's "+
 		"best test accuracy minus its final one, averaged (Eq. 7: the run at the ζ chosen on the selection images). "+

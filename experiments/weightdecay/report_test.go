@@ -370,3 +370,12 @@ func TestPanelTitle(t *testing.T) {
 		t.Errorf("title %q, want %q", got, want)
 	}
 }
+
+// Tables and legends wrote ζ = 10⁶ as "1e+06" beside "300000".
+func TestZetaString(t *testing.T) {
+	for z, want := range map[float64]string{1e6: "1000000", 300000: "300000", 0.5: "0.5", 1e20: "1e+20", 3: "3"} {
+		if got := zetaString(z); got != want {
+			t.Errorf("zetaString(%g) = %q, want %q", z, got, want)
+		}
+	}
+}
