@@ -16,19 +16,31 @@ import (
 type bnRow struct {
 	label, pair, budget string
 	reps                int
+	// reported tells whether the run is the one its pair's row of Table C.1 reports.
+	reported bool
 	// Final accuracies, [0] training mode (the authors'), [1] eval mode.
 	eq1Test, eq7Test, eq1Val [2]float64
 }
 
-// batchNormRows are the runs, in run order, whose final checkpoints carry both evaluations.
+// batchNormRows are the runs, in run order, whose final checkpoints carry both evaluations. A
+// run merged into a wider grid search is left to the merge: their Eq. 1 fits are the same ones.
 func (t *TableC1) batchNormRows() []bnRow {
+	merged := map[string]bool{}
+	for _, sp := range t.candidates {
+		if len(sp.names) > 1 {
+			for _, n := range sp.names {
+				merged[n] = true
+			}
+		}
+	}
 	var out []bnRow
 	for _, sp := range t.candidates {
-		if len(sp.p.reps) == 0 || math.IsNaN(sp.p.reps[0].base.final().testEval) {
+		if len(sp.p.reps) == 0 || math.IsNaN(sp.p.reps[0].base.final().testEval) || (len(sp.names) == 1 && merged[sp.names[0]]) {
 			continue
 		}
 		one := experiments.Table{Columns: cellColumns, Rows: [][]any{sp.cells()}}
-		r := bnRow{label: sp.label(), pair: pairName(sp.cfg.Model, sp.cfg.Dataset), budget: budgetText(one, 0), reps: len(sp.p.reps)}
+		r := bnRow{label: sp.label(), pair: pairName(sp.cfg.Model, sp.cfg.Dataset), budget: budgetText(one, 0), reps: len(sp.p.reps),
+			reported: t.chosen[sp.key()] == sp}
 		var e1t, e1e, e7t, e7e, v1t, v1e []float64
 		for _, rep := range sp.p.reps {
 			c := rep.base.final()

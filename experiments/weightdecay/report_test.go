@@ -2,6 +2,7 @@ package weightdecay
 
 import (
 	"encoding/json"
+	"fmt"
 	"image/color"
 	"math"
 	"os"
@@ -377,5 +378,58 @@ func TestZetaString(t *testing.T) {
 		if got := zetaString(z); got != want {
 			t.Errorf("zetaString(%g) = %q, want %q", z, got, want)
 		}
+	}
+}
+
+// withEvals is fits whose checkpoints carry eval-mode accuracies too: test accuracy +0.1.
+func withEvals(fits []fitJSON) []fitJSON {
+	var out []fitJSON
+	for _, f := range fits {
+		g := f
+		g.History = slices.Clone(f.History)
+		for i, c := range g.History {
+			v, te := c.ValAcc, c.TestAcc+0.1
+			g.History[i].ValEval, g.History[i].TestEval = &v, &te
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// The BatchNorm table listed a run merged into a wider grid beside the merge (the same Eq. 1
+// fits twice), and the verdict repeated every run of the table. Now the merge stands for its
+// runs, and the verdict speaks of the reported row (run 1+4) alone, not of the smaller run 3.
+func TestBatchNormRowsMerged(t *testing.T) {
+	resnet := func(c *Config) {
+		c.Protocol, c.Model, c.Width, c.InnerSteps, c.TestRows = protocolAuthors, "resnet18", 1.0/16, 10, 500
+	}
+	z4 := fitJSON{Replicate: 0, Zeta: 4, Seconds: 3, History: []checkpointJSON{ck(1, 0.8, 0.6, 0.5, 1), ck(2, 0.9, 0.6, 0.5, 1), ck(3, 1, 0.7, 0.6, 1)}}
+	z4b := z4
+	z4b.Replicate = 1
+	runs := []StoredRun{
+		storedRunWith(t, 1, []float64{1, 2}, withEvals(synthFits), resnet),
+		storedRunWith(t, 4, []float64{4}, withEvals([]fitJSON{synthFits[0], synthFits[3], z4, z4b}), resnet),
+		storedRunWith(t, 3, []float64{1, 2}, withEvals(synthFits), func(c *Config) { resnet(c); c.InnerSteps = 5 }),
+	}
+	for i, id := range []string{"1111111111111111", "4444444444444444", "3333333333333333"} {
+		runs[i].Identity = "weightdecay-" + id
+	}
+	tc, err := ReadTableC1(runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range tc.batchNormRows() {
+		labels = append(labels, fmt.Sprintf("%s reported=%v", r.label, r.reported))
+	}
+	if got := strings.Join(labels, "; "); got != "33333333 reported=false; 11111111+44444444 reported=true" {
+		t.Errorf("BatchNorm rows %q, want the smaller run and the merge (reported) alone", got)
+	}
+	md, err := tc.Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "by +10.0 points on ResNet-18 / MNIST (run 11111111+44444444), and its final validation") {
+		t.Errorf("the verdict's BatchNorm sentence does not name the reported row alone:\n%s", md)
 	}
 }

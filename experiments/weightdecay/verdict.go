@@ -3,6 +3,7 @@ package weightdecay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/hyperflat/hyperflat/experiments"
@@ -100,6 +101,10 @@ func verdict(cells experiments.Table, lines []headlineLine, bn []bnRow) string {
 			"but the reduced-budget pairs train at most %d Adam steps a fit and their Eq. 1 ends at %s test accuracy (chance: 0.10), "+
 			"so they test the mechanism at a small scale and their relative percentages are not evidence for or against the paper.",
 			n, ciText(oc.all.points, ""), ciText(oc.all.pct, "%"), maxSteps, span(lo, hi)))
+	}
+	// The verdict speaks of the rows the table reports; the BatchNorm section lists every run.
+	if rep := slices.DeleteFunc(slices.Clone(bn), func(r bnRow) bool { return !r.reported }); len(rep) > 0 {
+		bn = rep
 	}
 	if len(bn) > 0 {
 		var test, val []string
