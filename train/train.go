@@ -69,6 +69,13 @@ type Config struct {
 	// OnEpoch, if set, sees every epoch's metrics as soon as they are known; an error stops
 	// training and is returned.
 	OnEpoch func(EpochMetrics) error
+	// BeforeStep, if set, is called before optimizer step t (t counts the steps taken so far,
+	// across epochs: 0 before the first) for every t divisible by StepEvery (0 or 1: every
+	// step), with every deferred update applied, so that the weights it reads are θ_t exactly.
+	// It must not change the weights; an error stops training and is returned. Settling the
+	// deferred updates costs a pass over the weights, hence StepEvery.
+	BeforeStep func(ctx context.Context, t int) error
+	StepEvery  int
 }
 
 // EpochMetrics are one epoch's results. Validation fields are NaN without validation data.
@@ -681,6 +688,8 @@ func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 		order[i] = i
 	}
 	h := &History{}
+	every := max(cfg.StepEvery, 1)
+	steps := 0
 	best, wait := math.Inf(1), 0
 	var bestWeights [][]float64
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
@@ -693,6 +702,15 @@ func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 				return h, err
 			}
 			idx := order[start:min(start+bs, trainData.N)]
+			if cfg.BeforeStep != nil && steps%every == 0 {
+				if err := d.settleAll(); err != nil {
+					return h, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, batches+1, err)
+				}
+				if err := cfg.BeforeStep(ctx, steps); err != nil {
+					return h, err
+				}
+			}
+			steps++
 			r, err := tr.step(ctx, opt, trainData, idx, dropout, d)
 			if err != nil {
 				return h, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, batches+1, err)

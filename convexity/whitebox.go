@@ -1,0 +1,265 @@
+package convexity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/layers"
+	"github.com/hyperflat/hyperflat/losses"
+	G "gorgonia.org/gorgonia"
+)
+
+// WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
+// (Task.Whitebox). Zero fields take the defaults below, which BenchmarkWhitebox sizes so
+// that the record costs well under a sixth of a trial on the Bayesmark and OpenML MLPs.
+type WhiteboxOptions struct {
+	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
+	// 2, for its standard error); default DefaultProbes.
+	Probes int
+	// PowerIters bounds the power iterations for the eigenvalue of H of largest magnitude,
+	// stopped earlier when the Rayleigh quotient changes by less than PowerTol (relative);
+	// defaults DefaultPowerIters and DefaultPowerTol.
+	PowerIters int
+	PowerTol   float64
+	// Stride k samples the iterates of the Eq. 7 regularizer: θ_t for t = 0, k, 2k, … below
+	// the number of optimizer steps T (t counts steps across epochs); default
+	// DefaultStride. k = 1 is the paper's sum over every iterate.
+	Stride int
+	// Rows is how many training rows (the first ones of Task.Train) the curvature and the
+	// training gradient of a_t are computed on; 0 (the default) is every row.
+	Rows int
+}
+
+// The defaults of WhiteboxOptions.
+const (
+	DefaultProbes     = 8
+	DefaultPowerIters = 20
+	DefaultPowerTol   = 1e-3
+	DefaultStride     = 16
+)
+
+// maxWhiteboxWork bounds the options, so that a typo cannot make a record cost days.
+const maxWhiteboxWork = 100000
+
+// Resolved returns o with its defaults filled in, or an error naming a field out of range.
+func (o WhiteboxOptions) Resolved() (WhiteboxOptions, error) {
+	if o.Probes == 0 {
+		o.Probes = DefaultProbes
+	}
+	if o.PowerIters == 0 {
+		o.PowerIters = DefaultPowerIters
+	}
+	if o.PowerTol == 0 {
+		o.PowerTol = DefaultPowerTol
+	}
+	if o.Stride == 0 {
+		o.Stride = DefaultStride
+	}
+	switch {
+	case o.Probes < 2 || o.Probes > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box record with %d Hutchinson probes; want 2 to %d", o.Probes, maxWhiteboxWork)
+	case o.PowerIters < 1 || o.PowerIters > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box record with %d power iterations; want 1 to %d", o.PowerIters, maxWhiteboxWork)
+	case !(o.PowerTol > 0) || o.PowerTol >= 1:
+		return o, fmt.Errorf("convexity: white-box power-iteration tolerance %v; want one in (0, 1)", o.PowerTol)
+	case o.Stride < 1 || o.Stride > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box regularizer stride %d; want 1 to %d", o.Stride, maxWhiteboxWork)
+	case o.Rows < 0:
+		return o, fmt.Errorf("convexity: white-box record on %d rows; want ≥ 0 (0: all)", o.Rows)
+	}
+	return o, nil
+}
+
+// Whitebox is the white-box record of one full training: what the trained model looks like
+// from inside, beside the scores a black-box search sees. Fields that could not be computed
+// are NaN (see Eq7).
+type Whitebox struct {
+	// Mu is the closed-form strong convexity of the trained model on the training data
+	// (StrongConvexity, the maximum over its unshuffled batches of the configuration's batch
+	// size, as AHSC screens).
+	Mu float64
+	// Trace is the Hutchinson estimate of tr H, H the Hessian of the training risk (inference
+	// mode, on the first Rows rows) at the trained weights, from Probes Rademacher probes,
+	// with its standard error.
+	Trace, TraceStdErr float64
+	Probes             int
+	// TopEigenvalue is H's eigenvalue of largest magnitude by power iteration (at most
+	// PowerIters iterations, stopped at PowerTol).
+	TopEigenvalue float64
+	PowerIters    int
+	PowerTol      float64
+	// Eq7 is the PAC-Bayes paper's regularizer √Σ_t‖a_t‖², a_t = ∇R̂_T(θ_t) − ∇R̂_V(θ_t) the
+	// difference of the mean training risk's gradient (first Rows rows) and the mean
+	// validation risk's (Task.Val), in inference mode, over the iterates θ_t of training
+	// sampled every Stride steps (Iterates of them): √(Stride·Σ_sampled‖a_t‖²), an estimate
+	// of the sum over every iterate, exact for Stride 1. NaN, with Iterates 0, for a
+	// Candidate that trains by its own Fit (no trajectory to sample).
+	Eq7      float64
+	Stride   int
+	Iterates int
+	// TrainLoss is the trained model's mean training loss on Task.Train; LossGap is the
+	// evaluation's validation loss minus it, MetricGap its validation metric minus its test
+	// metric (NaN without test data): both positive when validation flatters the model.
+	TrainLoss, LossGap, MetricGap float64
+	// Seconds is what the record cost, training time excluded.
+	Seconds float64
+}
+
+// riskNode is the mean risk of m on the first rows rows of ds (all of them when rows ≤ 0 or
+// more than ds has), in inference mode, as a node of m's graph; name keeps its inputs apart.
+func riskNode(m layers.FeatureModel, ds *datasets.Dataset, kind losses.Kind, rows int, name string) (*G.Node, error) {
+	if m == nil || ds == nil || ds.N == 0 {
+		return nil, errors.New("convexity: the risk of a nil model or on no data")
+	}
+	if rows <= 0 || rows > ds.N {
+		rows = ds.N
+	}
+	net := m.Net()
+	k := m.Head().Out
+	x := net.Input(name+".x", append([]int{rows}, ds.Shape...)...)
+	y := net.Input(name+".y", rows, k)
+	if err := G.Let(x, layers.NewTensor(net.Dtype(), ds.X[:rows*ds.D], append([]int{rows}, ds.Shape...)...)); err != nil {
+		return nil, err
+	}
+	labels := make([]float64, rows*k)
+	for i := 0; i < rows; i++ {
+		if k == 1 {
+			labels[i] = float64(ds.Y[i])
+		} else if ds.Y[i] >= 0 && ds.Y[i] < k {
+			labels[i*k+ds.Y[i]] = 1
+		} else {
+			return nil, fmt.Errorf("convexity: %s row %d has class %d of a model with %d outputs", name, i, ds.Y[i], k)
+		}
+	}
+	if err := G.Let(y, layers.NewTensor(net.Dtype(), labels, rows, k)); err != nil {
+		return nil, err
+	}
+	logits, err := m.Logits(x, layers.NewPass(layers.Eval))
+	if err != nil {
+		return nil, err
+	}
+	if kind == "" {
+		kind = losses.Multiclass
+	}
+	return losses.Risk(kind, logits, y)
+}
+
+// gradProgram evaluates a risk's flat gradient in the model's parameters at their current
+// values.
+type gradProgram struct {
+	prog  *graph.Program
+	grads []*G.Node
+}
+
+func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
+	grads, err := graph.Grad(loss, params...)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := graph.Compile(grads...)
+	if err != nil {
+		return nil, err
+	}
+	return &gradProgram{prog: prog, grads: grads}, nil
+}
+
+func (g *gradProgram) gradient(ctx context.Context) ([]float64, error) {
+	if err := g.prog.Run(ctx); err != nil {
+		return nil, err
+	}
+	return g.prog.Flatten(g.grads...)
+}
+
+// recorder follows one full training for its white-box record: it accumulates ‖a_t‖² at the
+// sampled iterates (train.Config.BeforeStep) and measures the trained model.
+type recorder struct {
+	opt      WhiteboxOptions
+	task     *Task
+	seed     uint64
+	model    layers.FeatureModel
+	curv     *Curvature // the training risk's, on opt.Rows rows
+	val      *gradProgram
+	sumSq    float64
+	iterates int
+	spent    time.Duration
+}
+
+// newRecorder compiles the programs of m's white-box record under task t.
+func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint64) (*recorder, error) {
+	began := time.Now()
+	trainRisk, err := riskNode(m, t.Train, t.Loss, opt.Rows, "whitebox.train")
+	if err != nil {
+		return nil, err
+	}
+	params := m.Net().ParamNodes()
+	curv, err := NewCurvature(trainRisk, params)
+	if err != nil {
+		return nil, err
+	}
+	valRisk, err := riskNode(m, t.Val, t.Loss, 0, "whitebox.val")
+	if err != nil {
+		return nil, err
+	}
+	val, err := newGradProgram(valRisk, params)
+	if err != nil {
+		return nil, err
+	}
+	return &recorder{opt: opt, task: t, seed: seed, model: m, curv: curv, val: val, spent: time.Since(began)}, nil
+}
+
+// beforeStep adds ‖a_t‖² at iterate θ_t (train.Config.BeforeStep; Fit calls it every Stride
+// steps).
+func (r *recorder) beforeStep(ctx context.Context, _ int) error {
+	began := time.Now()
+	defer func() { r.spent += time.Since(began) }()
+	_, gt, err := r.curv.LossGrad(ctx)
+	if err != nil {
+		return err
+	}
+	gv, err := r.val.gradient(ctx)
+	if err != nil {
+		return err
+	}
+	if len(gt) != len(gv) {
+		return fmt.Errorf("convexity: training gradient of %d entries, validation gradient of %d", len(gt), len(gv))
+	}
+	for i := range gt {
+		d := gt[i] - gv[i]
+		r.sumSq += d * d
+	}
+	r.iterates++
+	return nil
+}
+
+// finish measures the trained model: μ, the trace and top eigenvalue of the training risk's
+// Hessian, and the regularizer accumulated so far (NaN when no iterate was sampled).
+func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
+	began := time.Now()
+	nan := math.NaN()
+	w := &Whitebox{Probes: r.opt.Probes, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
+		Iterates: r.iterates, Eq7: nan, TrainLoss: nan, LossGap: nan, MetricGap: nan}
+	if r.iterates > 0 {
+		w.Eq7 = math.Sqrt(float64(r.opt.Stride) * r.sumSq)
+	}
+	var err error
+	if w.Mu, err = StrongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
+	tr, err := r.curv.Trace(ctx, rng, r.opt.Probes)
+	if err != nil {
+		return nil, err
+	}
+	w.Trace, w.TraceStdErr = tr.Mean, tr.StdErr
+	if w.TopEigenvalue, _, err = r.curv.TopEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol); err != nil {
+		return nil, err
+	}
+	w.Seconds = (r.spent + time.Since(began)).Seconds()
+	return w, nil
+}
