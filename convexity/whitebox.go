@@ -263,3 +263,48 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 	w.Seconds = (r.spent + time.Since(began)).Seconds()
 	return w, nil
 }
+
+// The selection rules of Select.
+const (
+	// ByValidation picks the least objective value (Evaluation.Value): what search.Best
+	// returns.
+	ByValidation = "validation"
+	// ByEq7 picks the least validation loss plus ζ times the Eq. 7 regularizer, the PAC-Bayes
+	// paper's objective (its Eq. 7 with the Fisher distance summed over the training
+	// iterates) used as the rule that returns a search's configuration.
+	ByEq7 = "eq7"
+)
+
+// Select returns the index in evals of the configuration rule picks among the successful
+// full-fidelity evaluations, and its score (Value, or ValLoss + ζ·Whitebox.Eq7); the first
+// of equal scores wins. ByEq7 needs every such evaluation to carry a record with a finite
+// regularizer (Task.Whitebox, a Candidate trained by package train): one without is an
+// error naming it, never silently passed over.
+func Select(evals []Evaluation, rule string, zeta float64) (int, float64, error) {
+	if rule != ByValidation && rule != ByEq7 {
+		return -1, math.NaN(), fmt.Errorf("convexity: selection rule %q; want %q or %q", rule, ByValidation, ByEq7)
+	}
+	if rule == ByEq7 && (!(zeta >= 0) || math.IsInf(zeta, 0)) {
+		return -1, math.NaN(), fmt.Errorf("convexity: ζ = %v; want a finite ζ ≥ 0", zeta)
+	}
+	best, score := -1, math.Inf(1)
+	for i, e := range evals {
+		if e.Err != nil || e.Fidelity < 1 {
+			continue
+		}
+		s := e.Value
+		if rule == ByEq7 {
+			if e.Whitebox == nil || math.IsNaN(e.Whitebox.Eq7) || math.IsInf(e.Whitebox.Eq7, 0) {
+				return -1, math.NaN(), fmt.Errorf("convexity: Eq. 7 selection: the evaluation of %s has no regularizer (record %v)", e.Config, e.Whitebox != nil)
+			}
+			s = e.ValLoss + zeta*e.Whitebox.Eq7
+		}
+		if !math.IsNaN(s) && !math.IsInf(s, 0) && s < score {
+			best, score = i, s
+		}
+	}
+	if best < 0 {
+		return -1, math.NaN(), errors.New("convexity: no successful full-fidelity evaluation to select from")
+	}
+	return best, score, nil
+}

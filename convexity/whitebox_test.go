@@ -245,3 +245,40 @@ func TestWhiteboxGapsAndDeterminism(t *testing.T) {
 		t.Error("a record of 1 Hutchinson probe was accepted")
 	}
 }
+
+func TestSelectByHand(t *testing.T) {
+	nan := math.NaN()
+	rec := func(eq7 float64) *Whitebox { return &Whitebox{Eq7: eq7} }
+	evals := []Evaluation{
+		{Fidelity: 1, Value: -0.90, ValLoss: 0.30, Whitebox: rec(2.0)},                       // eq7 0.30+0.1·2 = 0.50
+		{Fidelity: 1, Value: -0.95, ValLoss: 0.25, Whitebox: rec(4.0)},                       // eq7 0.65; best validation
+		{Fidelity: 1, Value: -0.80, ValLoss: 0.45, Whitebox: rec(0.5)},                       // eq7 0.50, a tie: the first wins
+		{Fidelity: 0.5, Value: -0.99, ValLoss: 0.01, Whitebox: nil},                          // a lower rung: never selected
+		{Fidelity: 1, Value: nan, ValLoss: nan, Err: errNilTask},                             // failed
+		{Fidelity: 1, Value: -0.97, ValLoss: 0.20, Whitebox: rec(0.0), Err: ErrTrialTimeout}, // failed
+	}
+	if i, s, err := Select(evals, ByValidation, 0.1); err != nil || i != 1 || s != -0.95 {
+		t.Errorf("validation: %d, %v, %v; want 1, −0.95", i, s, err)
+	}
+	if i, s, err := Select(evals, ByEq7, 0.1); err != nil || i != 0 || math.Abs(s-0.5) > 1e-15 {
+		t.Errorf("eq7 at ζ 0.1: %d, %v, %v; want 0, 0.5", i, s, err)
+	}
+	if i, _, err := Select(evals, ByEq7, 0); err != nil || i != 1 {
+		t.Errorf("eq7 at ζ 0 is the least validation loss: %d (%v); want 1", i, err)
+	}
+	evals[2].Whitebox = nil
+	if _, _, err := Select(evals, ByEq7, 0.1); err == nil {
+		t.Error("an evaluation without a record was passed over")
+	}
+	for _, bad := range []float64{-1, nan, math.Inf(1)} {
+		if _, _, err := Select(evals[:2], ByEq7, bad); err == nil {
+			t.Errorf("ζ = %v accepted", bad)
+		}
+	}
+	if _, _, err := Select(evals[:2], "test", 0); err == nil {
+		t.Error("an unknown rule accepted")
+	}
+	if _, _, err := Select(evals[3:5], ByValidation, 0); err == nil {
+		t.Error("selected from no successful full-fidelity evaluation")
+	}
+}
