@@ -126,8 +126,8 @@ type Config struct {
 	// PAC-Bayes paper's objective as a selection rule; needs --whitebox). With --whitebox
 	// every cell stores both rules' choices whichever this is; it decides which one the
 	// summary compares. Finish stores validation as "".
-	Select string  `flag:"select" json:"select,omitempty" default:"validation" choices:"validation,eq7" usage:"the rule returning each search's configuration: validation or eq7 (validation loss + zeta × Eq. 7 regularizer; needs --whitebox)"`
-	Zeta   float64 `flag:"zeta" json:"zeta,omitempty" default:"0.01" usage:"--whitebox: ζ of the eq7 rule, fixed (no nested choice): validation loss + ζ × regularizer"`
+	Select string  `flag:"select" json:"select,omitempty" default:"validation" derived:"validation" choices:"validation,eq7" usage:"the rule returning each search's configuration: validation or eq7 (validation loss + zeta × Eq. 7 regularizer; needs --whitebox)"`
+	Zeta   float64 `flag:"zeta" json:"zeta,omitempty" default:"0.01" derived:"0.01 with --whitebox" usage:"--whitebox: ζ of the eq7 rule, fixed (no nested choice): validation loss + ζ × regularizer"`
 
 	// userSpace is the parsed Space file (nil without one).
 	userSpace *search.SpaceFile
