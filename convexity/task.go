@@ -41,6 +41,17 @@ type Candidate struct {
 	// task's Early, EarlyStop and Holdout do not apply. It leaves the trained weights in
 	// Model, which the task then scores and AHSC screens.
 	Fit func(ctx context.Context, data *datasets.Dataset, epochs int) error
+	// Trajectory is set by the task, before it calls Fit, when it records the training
+	// (Task.Whitebox): a Fit of its own should call Trajectory.Before before every
+	// Trajectory.Every-th optimizer step, with Model holding that iterate's weights. A Fit
+	// that does not leaves the record without the Eq. 7 regularizer (NaN, no iterates).
+	Trajectory *Trajectory
+}
+
+// Trajectory is how a Candidate's own Fit lets the task follow its iterates.
+type Trajectory struct {
+	Every  int
+	Before func(ctx context.Context, t int) error
 }
 
 // ErrTooBig is wrapped by the error Fit returns for a configuration whose estimated memory
@@ -295,13 +306,16 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 		}
 	}
 	if c.Fit != nil {
+		if rec.follows() {
+			c.Trajectory = &Trajectory{Every: rec.opt.Stride, Before: rec.beforeStep}
+		}
 		if err := c.Fit(ctx, t.Train, epochs); err != nil {
 			return nil, nil, nil, err
 		}
 		return c, tr, rec, nil
 	}
 	tc := train.Config{Epochs: epochs, BatchSize: c.BatchSize, Seed: t.seedFor(cfg) ^ 0x7a11}
-	if rec != nil {
+	if rec.follows() {
 		tc.BeforeStep, tc.StepEvery = rec.beforeStep, rec.opt.Stride
 	}
 	if full && t.Early != nil {

@@ -99,7 +99,8 @@ type Whitebox struct {
 	// validation risk's (Task.Val), in inference mode, over the iterates θ_t of training
 	// sampled every Stride steps (Iterates of them): √(Stride·Σ_sampled‖a_t‖²), an estimate
 	// of the sum over every iterate, exact for Stride 1. NaN, with Iterates 0, for a
-	// Candidate that trains by its own Fit (no trajectory to sample).
+	// Candidate whose own Fit does not report its iterates (Candidate.Trajectory), and for a
+	// task whose validation data is its training data (a_t would be 0 by construction).
 	Eq7      float64
 	Stride   int
 	Iterates int
@@ -202,16 +203,24 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 	if err != nil {
 		return nil, err
 	}
-	valRisk, err := riskNode(m, t.Val, t.Loss, 0, "whitebox.val")
-	if err != nil {
-		return nil, err
+	r := &recorder{opt: opt, task: t, seed: seed, model: m, curv: curv}
+	if t.Val != nil && t.Val != t.Train {
+		valRisk, err := riskNode(m, t.Val, t.Loss, 0, "whitebox.val")
+		if err != nil {
+			return nil, err
+		}
+		if r.val, err = newGradProgram(valRisk, params); err != nil {
+			return nil, err
+		}
 	}
-	val, err := newGradProgram(valRisk, params)
-	if err != nil {
-		return nil, err
-	}
-	return &recorder{opt: opt, task: t, seed: seed, model: m, curv: curv, val: val, spent: time.Since(began)}, nil
+	r.spent = time.Since(began)
+	return r, nil
 }
+
+// follows reports whether the recorder has a regularizer to accumulate: a task whose
+// validation data is its training data (the refit of the authors' Bayesmark protocol) has
+// a_t = 0 at every iterate, which is no measurement, so its record leaves Eq7 NaN.
+func (r *recorder) follows() bool { return r != nil && r.val != nil }
 
 // beforeStep adds ‖a_t‖² at iterate θ_t (train.Config.BeforeStep; Fit calls it every Stride
 // steps).

@@ -43,7 +43,7 @@ func TestTrialProtocol(t *testing.T) {
 		{"whitebox's eq7", []string{"--whitebox"}, clean, 0, "whitebox_eq7="},
 		{"whitebox settings need it", []string{"--whitebox-probes=4"}, clean, 2, "--whitebox-probes applies with --whitebox"},
 		{"whitebox settings are checked", []string{"--whitebox", "--whitebox-probes=1"}, clean, 2, "1 Hutchinson probes"},
-		{"authors' sklearn model has no trajectory", []string{"--protocol=authors", "--whitebox"}, authors, 0, "whitebox_iterates=0\n"},
+		{"the authors' Bayesmark refit validates on its training rows: no regularizer", []string{"--protocol=authors", "--whitebox"}, authors, 0, "whitebox_iterates=0\n"},
 	}
 	for _, c := range cases {
 		code, out, errs := trial(c.extra, c.hp)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/losses"
+	"gorgonia.org/tensor"
 )
 
 // whiteboxConfig is the quick preset with --whitebox and rule.
@@ -154,5 +156,32 @@ func TestWhiteboxFlags(t *testing.T) {
 		if err := c.Finish(experiments.Quick); err == nil {
 			t.Errorf("accepted %+v", c)
 		}
+	}
+}
+
+// TestWhiteboxFollowsTheSklearnModel: scikit-learn's MLP, which trains by its own loop
+// (package skmlp), reports its iterates to the record (Candidate.Trajectory), which then
+// has a regularizer, and recording leaves its fit as it was.
+func TestWhiteboxFollowsTheSklearnModel(t *testing.T) {
+	_, sp := blobsProblem()
+	hp, err := ParseConfig(AuthorsBayesmarkSpace(), map[string]string{"hidden_layer_sizes": "50", "alpha": "0.01", "batch_size": "10",
+		"learning_rate_init": "0.01", "tol": "0.0001", "logit_validation_fraction": "-1.5", "logit_beta_1": "2", "logit_beta_2": "5", "epsilon": "1e-8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := &convexity.Task{Space: AuthorsBayesmarkSpace(), Build: SklearnBayesmarkBuild(2, tensor.Float64)(sp.train),
+		Train: sp.train, Val: sp.val, Test: sp.test, Loss: losses.Binary, Metric: convexity.AUC, Epochs: 20, Seed: 1}
+	plain := task.Evaluate(context.Background(), hp, 1)
+	task.Whitebox = &convexity.WhiteboxOptions{Stride: 1}
+	e := task.Evaluate(context.Background(), hp, 1)
+	if plain.Err != nil || e.Err != nil {
+		t.Fatal(plain.Err, e.Err)
+	}
+	w := e.Whitebox
+	if w == nil || w.Iterates < 2 || !(w.Eq7 > 0) || math.IsInf(w.Eq7, 0) {
+		t.Fatalf("record %+v; want a finite regularizer over the sklearn fit's steps", w)
+	}
+	if e.TestMetric != plain.TestMetric || e.ValLoss != plain.ValLoss {
+		t.Errorf("recording changed the sklearn fit: test %v → %v, validation loss %v → %v", plain.TestMetric, e.TestMetric, plain.ValLoss, e.ValLoss)
 	}
 }
