@@ -307,7 +307,7 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 	}
 	if c.Fit != nil {
 		if rec.follows() {
-			c.Trajectory = &Trajectory{Every: rec.opt.Stride, Before: rec.beforeStep}
+			c.Trajectory = &Trajectory{Every: rec.strideFor(c.BatchSize), Before: rec.beforeStep}
 		}
 		if err := c.Fit(ctx, t.Train, epochs); err != nil {
 			return nil, nil, nil, err
@@ -316,7 +316,7 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 	}
 	tc := train.Config{Epochs: epochs, BatchSize: c.BatchSize, Seed: t.seedFor(cfg) ^ 0x7a11}
 	if rec.follows() {
-		tc.BeforeStep, tc.StepEvery = rec.beforeStep, rec.opt.Stride
+		tc.BeforeStep, tc.StepEvery = rec.beforeStep, rec.strideFor(c.BatchSize)
 	}
 	if full && t.Early != nil {
 		e := *t.Early

@@ -28,20 +28,24 @@ type WhiteboxOptions struct {
 	PowerIters int
 	PowerTol   float64
 	// Stride k samples the iterates of the Eq. 7 regularizer: θ_t for t = 0, k, 2k, … below
-	// the number of optimizer steps T (t counts steps across epochs); default
-	// DefaultStride. k = 1 is the paper's sum over every iterate.
+	// the number of optimizer steps T (t counts steps across epochs). k = 1 is the paper's
+	// sum over every iterate. 0 (the default) is DefaultStrideEpochs epochs' steps,
+	// DefaultStrideEpochs·⌈rows/batch⌉ for the candidate's batch size: each sample costs
+	// about an epoch of computation (the gradients on every training and validation row).
 	Stride int
-	// Rows is how many training rows (the first ones of Task.Train) the curvature and the
-	// training gradient of a_t are computed on; 0 (the default) is every row.
+	// Rows is how many rows the curvature and the gradients of a_t are computed on: the
+	// first Rows of Task.Train and of Task.Val, in the splits' order; 0 is DefaultRows, and a
+	// number at least a split's size all of it.
 	Rows int
 }
 
 // The defaults of WhiteboxOptions.
 const (
-	DefaultProbes     = 8
-	DefaultPowerIters = 20
-	DefaultPowerTol   = 1e-3
-	DefaultStride     = 16
+	DefaultProbes       = 4
+	DefaultPowerIters   = 10
+	DefaultPowerTol     = 1e-3
+	DefaultStrideEpochs = 8
+	DefaultRows         = 256
 )
 
 // maxWhiteboxWork bounds the options, so that a typo cannot make a record cost days.
@@ -58,8 +62,8 @@ func (o WhiteboxOptions) Resolved() (WhiteboxOptions, error) {
 	if o.PowerTol == 0 {
 		o.PowerTol = DefaultPowerTol
 	}
-	if o.Stride == 0 {
-		o.Stride = DefaultStride
+	if o.Rows == 0 {
+		o.Rows = DefaultRows
 	}
 	switch {
 	case o.Probes < 2 || o.Probes > maxWhiteboxWork:
@@ -68,10 +72,10 @@ func (o WhiteboxOptions) Resolved() (WhiteboxOptions, error) {
 		return o, fmt.Errorf("convexity: white-box record with %d power iterations; want 1 to %d", o.PowerIters, maxWhiteboxWork)
 	case !(o.PowerTol > 0) || o.PowerTol >= 1:
 		return o, fmt.Errorf("convexity: white-box power-iteration tolerance %v; want one in (0, 1)", o.PowerTol)
-	case o.Stride < 1 || o.Stride > maxWhiteboxWork:
-		return o, fmt.Errorf("convexity: white-box regularizer stride %d; want 1 to %d", o.Stride, maxWhiteboxWork)
-	case o.Rows < 0:
-		return o, fmt.Errorf("convexity: white-box record on %d rows; want ≥ 0 (0: all)", o.Rows)
+	case o.Stride < 0 || o.Stride > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box regularizer stride %d; want 1 to %d (0: %d epochs' steps)", o.Stride, maxWhiteboxWork, DefaultStrideEpochs)
+	case o.Rows < 1:
+		return o, fmt.Errorf("convexity: white-box record on %d rows; want ≥ 1 (0: %d)", o.Rows, DefaultRows)
 	}
 	return o, nil
 }
@@ -85,7 +89,7 @@ type Whitebox struct {
 	// size, as AHSC screens).
 	Mu float64
 	// Trace is the Hutchinson estimate of tr H, H the Hessian of the training risk (inference
-	// mode, on the first Rows rows) at the trained weights, from Probes Rademacher probes,
+	// mode, on the first Rows training rows) at the trained weights, from Probes Rademacher probes,
 	// with its standard error.
 	Trace, TraceStdErr float64
 	Probes             int
@@ -95,9 +99,9 @@ type Whitebox struct {
 	PowerIters    int
 	PowerTol      float64
 	// Eq7 is the PAC-Bayes paper's regularizer √Σ_t‖a_t‖², a_t = ∇R̂_T(θ_t) − ∇R̂_V(θ_t) the
-	// difference of the mean training risk's gradient (first Rows rows) and the mean
-	// validation risk's (Task.Val), in inference mode, over the iterates θ_t of training
-	// sampled every Stride steps (Iterates of them): √(Stride·Σ_sampled‖a_t‖²), an estimate
+	// difference of the mean training risk's gradient and the mean validation risk's (each
+	// on its first Rows rows), in inference mode, over the iterates θ_t of training
+	// sampled every Stride steps (Iterates of them; Stride as resolved for the candidate): √(Stride·Σ_sampled‖a_t‖²), an estimate
 	// of the sum over every iterate, exact for Stride 1. NaN, with Iterates 0, for a
 	// Candidate whose own Fit does not report its iterates (Candidate.Trajectory), and for a
 	// task whose validation data is its training data (a_t would be 0 by construction).
@@ -108,6 +112,8 @@ type Whitebox struct {
 	// evaluation's validation loss minus it, MetricGap its validation metric minus its test
 	// metric (NaN without test data): both positive when validation flatters the model.
 	TrainLoss, LossGap, MetricGap float64
+	// Rows is the rows of each split the curvature and the gradients were computed on.
+	Rows int
 	// Seconds is what the record cost, training time excluded.
 	Seconds float64
 }
@@ -205,7 +211,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 	}
 	r := &recorder{opt: opt, task: t, seed: seed, model: m, curv: curv}
 	if t.Val != nil && t.Val != t.Train {
-		valRisk, err := riskNode(m, t.Val, t.Loss, 0, "whitebox.val")
+		valRisk, err := riskNode(m, t.Val, t.Loss, opt.Rows, "whitebox.val")
 		if err != nil {
 			return nil, err
 		}
@@ -215,6 +221,20 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 	}
 	r.spent = time.Since(began)
 	return r, nil
+}
+
+// strideFor resolves the regularizer's stride for a candidate training in batches of batch
+// rows (0: full batch).
+func (r *recorder) strideFor(batch int) int {
+	if r.opt.Stride > 0 {
+		return r.opt.Stride
+	}
+	n := r.task.Train.N
+	if batch <= 0 || batch > n {
+		batch = n
+	}
+	r.opt.Stride = DefaultStrideEpochs * ((n + batch - 1) / batch)
+	return r.opt.Stride
 }
 
 // follows reports whether the recorder has a regularizer to accumulate: a task whose
@@ -251,7 +271,7 @@ func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 	began := time.Now()
 	nan := math.NaN()
-	w := &Whitebox{Probes: r.opt.Probes, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
+	w := &Whitebox{Rows: r.opt.Rows, Probes: r.opt.Probes, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
 		Iterates: r.iterates, Eq7: nan, TrainLoss: nan, LossGap: nan, MetricGap: nan}
 	if r.iterates > 0 {
 		w.Eq7 = math.Sqrt(float64(r.opt.Stride) * r.sumSq)

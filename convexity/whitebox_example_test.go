@@ -14,8 +14,8 @@ import (
 )
 
 // The white-box record and the Eq. 7 selection rule on a user's task: random search over an
-// MLP's width and learning rate on iris, every full training recorded (Task.Whitebox, the
-// default probe counts and stride), and the configuration returned by the validation loss
+// MLP's width and learning rate on iris, every full training recorded (Task.Whitebox: the
+// default probe counts, the regularizer summed over every iterate), and the configuration returned by the validation loss
 // plus ζ times the Eq. 7 regularizer beside the one the validation objective picks.
 func ExampleSelect() {
 	iris, err := datasets.LoadEmbedded("iris")
@@ -42,7 +42,7 @@ func ExampleSelect() {
 		},
 		Train: parts[0], Val: parts[1], Test: parts[2],
 		Metric: convexity.Accuracy, Epochs: 10, Seed: 1,
-		Whitebox: &convexity.WhiteboxOptions{},
+		Whitebox: &convexity.WhiteboxOptions{Stride: 1}, // every iterate, as the paper sums
 		Observe:  func(e convexity.Evaluation) { evals = append(evals, e) },
 	}
 	random := search.Sequential{Label: "random", Sampler: search.Random{}}
@@ -55,10 +55,10 @@ func ExampleSelect() {
 			panic(err)
 		}
 		w := evals[i].Whitebox
-		fmt.Printf("%-10s picks trial %d: %d Hutchinson probes, regularizer over every %d-th step (%d iterates)\n",
-			rule, i, w.Probes, w.Stride, w.Iterates)
+		fmt.Printf("%-10s picks trial %d: %d Hutchinson probes, regularizer over %d iterates (stride %d)\n",
+			rule, i, w.Probes, w.Iterates, w.Stride)
 	}
 	// Output:
-	// validation picks trial 2: 8 Hutchinson probes, regularizer over every 16-th step (4 iterates)
-	// eq7        picks trial 2: 8 Hutchinson probes, regularizer over every 16-th step (4 iterates)
+	// validation picks trial 2: 4 Hutchinson probes, regularizer over 60 iterates (stride 1)
+	// eq7        picks trial 2: 4 Hutchinson probes, regularizer over 60 iterates (stride 1)
 }

@@ -228,8 +228,8 @@ func TestWhiteboxGapsAndDeterminism(t *testing.T) {
 	if math.Abs(wa.LossGap-(a.ValLoss-wa.TrainLoss)) > 1e-15 || wa.MetricGap != a.ValMetric-a.TestMetric {
 		t.Errorf("gaps %v, %v from val loss %v, train loss %v, val metric %v, test metric %v", wa.LossGap, wa.MetricGap, a.ValLoss, wa.TrainLoss, a.ValMetric, a.TestMetric)
 	}
-	if !(wa.TrainLoss > 0) || wa.Probes != DefaultProbes || wa.Stride != DefaultStride || wa.Iterates != 1 {
-		t.Errorf("record %+v: want a positive training loss and the default settings (12 steps: 1 iterate at stride 16)", wa)
+	if !(wa.TrainLoss > 0) || wa.Probes != DefaultProbes || wa.Stride != DefaultStrideEpochs*4 || wa.Iterates != 1 || wa.Rows != DefaultRows {
+		t.Errorf("record %+v: want a positive training loss and the default settings (12 steps, 4 an epoch: 1 iterate at stride %d)", wa, DefaultStrideEpochs*4)
 	}
 	task.Whitebox = nil
 	if plain := task.Evaluate(context.Background(), cfg, 1); plain.ValLoss != a.ValLoss || plain.TestMetric != a.TestMetric || plain.Whitebox != nil {

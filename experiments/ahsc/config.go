@@ -117,10 +117,10 @@ type Config struct {
 	// The record's settings are the convexity.WhiteboxOptions (0: their defaults). All of
 	// them are omitempty: runs stored before the flags keep their identity.
 	Whitebox       bool `flag:"whitebox" json:"whitebox,omitempty" default:"false" usage:"record μ, Hessian trace and top eigenvalue, the Eq. 7 regularizer and the generalization gaps of every full training"`
-	WhiteboxProbes int  `flag:"whitebox-probes" json:"whitebox-probes,omitempty" default:"0" derived:"8" usage:"--whitebox: Rademacher probes of the Hutchinson trace"`
-	WhiteboxIters  int  `flag:"whitebox-iters" json:"whitebox-iters,omitempty" default:"0" derived:"20 (stopped at a relative change of 1e-3)" usage:"--whitebox: power iterations for the top eigenvalue"`
-	WhiteboxStride int  `flag:"whitebox-stride" json:"whitebox-stride,omitempty" default:"0" derived:"16" usage:"--whitebox: the Eq. 7 regularizer samples every this-th optimizer step"`
-	WhiteboxRows   int  `flag:"whitebox-rows" json:"whitebox-rows,omitempty" default:"0" usage:"--whitebox: training rows of the curvature and the regularizer's training gradient (0: all)"`
+	WhiteboxProbes int  `flag:"whitebox-probes" json:"whitebox-probes,omitempty" default:"0" derived:"4" usage:"--whitebox: Rademacher probes of the Hutchinson trace"`
+	WhiteboxIters  int  `flag:"whitebox-iters" json:"whitebox-iters,omitempty" default:"0" derived:"10 (stopped at a relative change of 1e-3)" usage:"--whitebox: power iterations for the top eigenvalue"`
+	WhiteboxStride int  `flag:"whitebox-stride" json:"whitebox-stride,omitempty" default:"0" derived:"8 epochs' steps" usage:"--whitebox: the Eq. 7 regularizer samples every this-th optimizer step"`
+	WhiteboxRows   int  `flag:"whitebox-rows" json:"whitebox-rows,omitempty" default:"0" derived:"256" usage:"--whitebox: rows of the training and validation splits the curvature and the regularizer's gradients use"`
 	// Select is the rule that returns each search's configuration: validation (search.Best,
 	// the paper's) or eq7 (the least validation loss + Zeta × the Eq. 7 regularizer, the
 	// PAC-Bayes paper's objective as a selection rule; needs --whitebox). With --whitebox
@@ -342,7 +342,7 @@ func (c *Config) finishWhitebox() error {
 	if err != nil {
 		return experiments.FlagErrorf("whitebox", "%v", err)
 	}
-	c.WhiteboxProbes, c.WhiteboxIters, c.WhiteboxStride = o.Probes, o.PowerIters, o.Stride
+	c.WhiteboxProbes, c.WhiteboxIters, c.WhiteboxStride, c.WhiteboxRows = o.Probes, o.PowerIters, o.Stride, o.Rows
 	return nil
 }
 
