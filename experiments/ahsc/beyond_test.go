@@ -98,6 +98,9 @@ func firstLines(b []byte) string {
 func TestBeyondFromASmallRun(t *testing.T) {
 	res := testRun(t, experiments.Options{Seed: 3, Workers: 1, DataDir: t.TempDir()},
 		map[string]string{"dataset": "iris", "methods": "random,ahsc", "whitebox": "true", "zeta": "0.05"})
+	if !strings.Contains(res.Answer, "By Eq. 7 (validation loss + 0.05 × regularizer) the searches return another configuration on ") {
+		t.Errorf("the answer does not give the Eq. 7 rule's choices: %s", res.Answer)
+	}
 	md, err := BeyondMarkdown("hyperflat report --markdown docs/reproduction", StoredRun{ID: 1, Result: res})
 	if err != nil || md == nil {
 		t.Fatalf("no page: %v", err)

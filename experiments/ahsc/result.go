@@ -84,6 +84,9 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 	}
 	res.Tables = append(res.Tables, table1(problems, cfg.Methods, rows, notes))
 	res.Answer, res.View, res.Legend = answer(problems, rows, runs)
+	if s := selectionSentence(runs); s != "" {
+		res.Answer += " " + s
+	}
 	for _, name := range []string{"evaluations", "screenings"} { // the trials: a param_ column each
 		if t := res.Table(name); t != nil {
 			t.AddParams("config")

@@ -172,3 +172,27 @@ func selectionRulesTable(runs []run) experiments.Table {
 	}
 	return t
 }
+
+// selectionSentence adds the other rule to a --whitebox run's answer: what returning every
+// search's configuration by Eq. 7 instead of by validation would have changed ("" for runs
+// without records).
+func selectionSentence(runs []run) string {
+	var val, eq7 []float64
+	differ, zeta := 0, math.NaN()
+	for _, r := range runs {
+		if r.hidden || len(r.selections) != 2 {
+			continue
+		}
+		v, e := r.selections[0], r.selections[1]
+		val, eq7, zeta = append(val, float64(v.TestMetric)), append(eq7, float64(e.TestMetric)), float64(e.Zeta)
+		if v.Config != e.Config {
+			differ++
+		}
+	}
+	if len(val) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("By Eq. 7 (validation loss + %g × regularizer) the searches return another configuration on %d of %d "+
+		"runs, with median test metric %s against validation's %s (table selection_rules).", zeta, differ, len(val),
+		num(stats.Median(eq7), 4), num(stats.Median(val), 4))
+}
