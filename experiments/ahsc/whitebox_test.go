@@ -3,6 +3,7 @@ package ahsc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -183,5 +184,20 @@ func TestWhiteboxFollowsTheSklearnModel(t *testing.T) {
 	}
 	if e.TestMetric != plain.TestMetric || e.ValLoss != plain.ValLoss {
 		t.Errorf("recording changed the sklearn fit: test %v → %v, validation loss %v → %v", plain.TestMetric, e.TestMetric, plain.ValLoss, e.ValLoss)
+	}
+}
+
+// TestWhiteboxWorkerIndependent: the records and both rules' choices of a quick --whitebox
+// run are the same, bit for bit, with 1 and 2 workers (the AHSC cells train in parallel).
+func TestWhiteboxWorkerIndependent(t *testing.T) {
+	flags := map[string]string{"dataset": "iris", "methods": "ahsc,random", "whitebox": "true"}
+	res1 := testRun(t, experiments.Options{Seed: 5, Workers: 1, DataDir: t.TempDir()}, flags)
+	res2 := testRun(t, experiments.Options{Seed: 5, Workers: 2, DataDir: t.TempDir()}, flags)
+	for _, name := range []string{"evaluations", "selections"} {
+		a := withoutColumns(t, res1.Table(name), "whitebox_seconds")
+		b := withoutColumns(t, res2.Table(name), "whitebox_seconds")
+		if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s: %d rows with 1 worker, %d with 2, or they differ", name, len(a), len(b))
+		}
 	}
 }
