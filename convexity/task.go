@@ -41,6 +41,17 @@ type Candidate struct {
 	// task's Early, EarlyStop and Holdout do not apply. It leaves the trained weights in
 	// Model, which the task then scores and AHSC screens.
 	Fit func(ctx context.Context, data *datasets.Dataset, epochs int) error
+	// Trajectory is set by the task, before it calls Fit, when it records the training
+	// (Task.Whitebox): a Fit of its own should call Trajectory.Before before every
+	// Trajectory.Every-th optimizer step, with Model holding that iterate's weights. A Fit
+	// that does not leaves the record without the Eq. 7 regularizer (NaN, no iterates).
+	Trajectory *Trajectory
+}
+
+// Trajectory is how a Candidate's own Fit lets the task follow its iterates.
+type Trajectory struct {
+	Every  int
+	Before func(ctx context.Context, t int) error
 }
 
 // ErrTooBig is wrapped by the error Fit returns for a configuration whose estimated memory
@@ -122,6 +133,12 @@ type Task struct {
 	// calls). A search calls it from its own goroutine; a task shared by concurrent searches
 	// needs an Observe that is safe for concurrent use.
 	Observe func(Evaluation)
+
+	// Whitebox, when set, makes every full-fidelity evaluation record what the trained
+	// model looks like from inside (Evaluation.Whitebox): μ, the Hessian's trace and top
+	// eigenvalue, the Eq. 7 regularizer along training and the generalization gaps. With
+	// Folds it is the final training on Train, the one Test scores, that is recorded.
+	Whitebox *WhiteboxOptions
 }
 
 // Evaluation is the record of one evaluation of a Task's objective.
@@ -141,6 +158,9 @@ type Evaluation struct {
 	TestMetric, TestAccuracy, TestLoss float64
 	// Err is why the evaluation failed (nil when it did not); the search records its text.
 	Err error
+	// Whitebox is the white-box record of a full-fidelity evaluation of a task with
+	// Task.Whitebox set (nil otherwise, and when Err is set).
+	Whitebox *Whitebox
 }
 
 // seedFor derives the initialization seed of a configuration, so that every method trains the
@@ -246,7 +266,7 @@ func (t *Task) Fit(ctx context.Context, cfg search.Config, epochs int, full bool
 	var tr *train.Trainer
 	err := t.trial(ctx, func(ctx context.Context) error {
 		var err error
-		c, tr, err = t.fit(ctx, cfg, epochs, full)
+		c, tr, _, err = t.fit(ctx, cfg, epochs, full, nil)
 		return err
 	})
 	if err != nil {
@@ -267,23 +287,37 @@ func (t *Task) build(cfg search.Config) (c *Candidate, err error) {
 	return t.Build(cfg, t.seedFor(cfg))
 }
 
-func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool) (*Candidate, *train.Trainer, error) {
+// fit is Fit without the limits; with wb set, it also returns the recorder of the training's
+// white-box record, which has followed the training's iterates.
+func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool, wb *WhiteboxOptions) (*Candidate, *train.Trainer, *recorder, error) {
 	c, err := t.build(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tr, err := train.NewTrainer(c.Model, t.Loss, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tr.ShareData(t.Data)
-	if c.Fit != nil {
-		if err := c.Fit(ctx, t.Train, epochs); err != nil {
-			return nil, nil, err
+	var rec *recorder
+	if wb != nil {
+		if rec, err = newRecorder(t, c.Model, *wb, t.seedFor(cfg)); err != nil {
+			return nil, nil, nil, err
 		}
-		return c, tr, nil
+	}
+	if c.Fit != nil {
+		if rec.follows() {
+			c.Trajectory = &Trajectory{Every: rec.strideFor(c.BatchSize), Before: rec.beforeStep}
+		}
+		if err := c.Fit(ctx, t.Train, epochs); err != nil {
+			return nil, nil, nil, err
+		}
+		return c, tr, rec, nil
 	}
 	tc := train.Config{Epochs: epochs, BatchSize: c.BatchSize, Seed: t.seedFor(cfg) ^ 0x7a11}
+	if rec.follows() {
+		tc.BeforeStep, tc.StepEvery = rec.beforeStep, rec.strideFor(c.BatchSize)
+	}
 	if full && t.Early != nil {
 		e := *t.Early
 		tc.Early = &e
@@ -299,14 +333,14 @@ func (t *Task) fit(ctx context.Context, cfg search.Config, epochs int, full bool
 	if full && t.Holdout != nil {
 		var rule *train.EarlyStopping
 		if data, val, rule, err = t.Holdout(cfg, t.Train); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tc.Early = rule
 	}
 	if _, err := tr.Fit(ctx, c.Optimizer, data, val, tc); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return c, tr, nil
+	return c, tr, rec, nil
 }
 
 // Objective is the task as a black-box objective: Evaluate, reported to Observe. It trains
@@ -368,9 +402,22 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 		}
 	}
 	var tr *train.Trainer
+	var c *Candidate
+	var rec *recorder
 	if len(t.Folds) == 0 || full {
+		var wb *WhiteboxOptions
+		if full && t.Whitebox != nil {
+			o, err := t.Whitebox.Resolved()
+			if err != nil {
+				return err
+			}
+			wb = &o
+		}
 		var err error
-		if _, tr, err = t.Fit(ctx, e.Config, e.Epochs, full || t.EarlyAtEveryFidelity); err != nil {
+		if err = t.CheckMemory(e.Config); err != nil {
+			return err
+		}
+		if c, tr, rec, err = t.fit(ctx, e.Config, e.Epochs, full || t.EarlyAtEveryFidelity, wb); err != nil {
 			return err
 		}
 	}
@@ -396,5 +443,25 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 	if math.IsNaN(e.Value) || math.IsInf(e.Value, 0) {
 		return fmt.Errorf("convexity: the validation objective is %v", e.Value)
 	}
+	if rec != nil {
+		return t.record(ctx, e, c, tr, rec)
+	}
+	return nil
+}
+
+// record completes e's white-box record from the training rec followed.
+func (t *Task) record(ctx context.Context, e *Evaluation, c *Candidate, tr *train.Trainer, rec *recorder) error {
+	w, err := rec.finish(ctx, c.BatchSize)
+	if err != nil {
+		return fmt.Errorf("convexity: white-box record: %w", err)
+	}
+	began := time.Now()
+	if _, _, w.TrainLoss, err = t.score(ctx, tr, t.Train); err != nil {
+		return err
+	}
+	w.Seconds += time.Since(began).Seconds()
+	w.LossGap = e.ValLoss - w.TrainLoss
+	w.MetricGap = e.ValMetric - e.TestMetric
+	e.Whitebox = w
 	return nil
 }

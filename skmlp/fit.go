@@ -95,6 +95,7 @@ func Fit(ctx context.Context, p Params, seed uint32, x []float64, rows, d int, y
 	for i := range sample {
 		sample[i] = i
 	}
+	every, steps := max(p.StepEvery, 1), 0
 	bestLoss, bestScore, noChange := math.Inf(1), math.Inf(-1), 0
 	var best *Net
 	for it := 0; it < p.MaxIter; it++ {
@@ -112,6 +113,12 @@ func Fit(ctx context.Context, p Params, seed uint32, x []float64, rows, d int, y
 				return nil, err
 			}
 			end := min(start+bs, n)
+			if p.BeforeStep != nil && steps%every == 0 {
+				if err := p.BeforeStep(ctx, steps, net); err != nil {
+					return nil, err
+				}
+			}
+			steps++
 			loss := f.step(trX, trY, d, sample[start:end])
 			acc += loss * float64(end-start)
 		}

@@ -17,6 +17,7 @@
 package skmlp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -48,6 +49,13 @@ type Params struct {
 	Beta1, Beta2       float64 // in [0, 1)
 	Epsilon            float64 // > 0
 	NIterNoChange      int     // ≥ 1
+	// BeforeStep, if set, is called before Adam step t (t counts the steps taken so far,
+	// across epochs: 0 before the first) for every t divisible by StepEvery (0 or 1: every
+	// step), with the network as it stands; it must not change it. An error stops Fit and is
+	// returned. It is how a caller follows the training's iterates (convexity's white-box
+	// record); it plays no part in the fit.
+	BeforeStep func(ctx context.Context, t int, net *Net) error
+	StepEvery  int
 }
 
 // Defaults are MLPClassifier's defaults (scikit-learn 1.2) for solver="adam".

@@ -2,6 +2,7 @@ package skmlp
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -124,5 +125,53 @@ func TestFitRefuses(t *testing.T) {
 	}
 	if _, err := Fit(context.Background(), ok, 0, x, 6, 2, []int{0, 1, 0, 1, 0, 1}, 2); err != nil {
 		t.Errorf("a valid fit: %v", err)
+	}
+}
+
+// TestBeforeStep: the hook is called before every StepEvery-th Adam step, numbered from 0
+// across epochs, first with the initial network, and leaves the fit as it was.
+func TestBeforeStep(t *testing.T) {
+	rows, d := 40, 3
+	x := make([]float64, rows*d)
+	y := make([]int, rows)
+	for i := range rows {
+		y[i] = i % 2
+		for j := range d {
+			x[i*d+j] = float64((i*7+j*3)%11)/5 - 1 + float64(y[i])
+		}
+	}
+	p := Defaults()
+	p.Hidden, p.BatchSize, p.MaxIter, p.EarlyStopping, p.ValidationFraction = []int{4}, 8, 5, true, 0.2
+	plain, err := Fit(context.Background(), p, 3, x, rows, d, y, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []int
+	var first *Net
+	p.StepEvery = 3
+	p.BeforeStep = func(_ context.Context, step int, n *Net) error {
+		if first == nil {
+			first = n.clone()
+		}
+		at = append(at, step)
+		return nil
+	}
+	hooked, err := Fit(context.Background(), p, 3, x, rows, d, y, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := hooked.NIter * ((hooked.TrainRows + 7) / 8)
+	if len(at) != (steps+2)/3 || at[0] != 0 || at[len(at)-1] != 3*(len(at)-1) {
+		t.Errorf("hook at steps %v of %d", at, steps)
+	}
+	if init := Init(nprand.New(3), d, p.Hidden, 2); fmt.Sprint(first.Coefs) != fmt.Sprint(init.Coefs) {
+		t.Error("the first call did not see the initial weights")
+	}
+	if fmt.Sprint(plain.Net.Coefs) != fmt.Sprint(hooked.Net.Coefs) || plain.NIter != hooked.NIter {
+		t.Error("the hook changed the fit")
+	}
+	p.BeforeStep = func(context.Context, int, *Net) error { return context.Canceled }
+	if _, err := Fit(context.Background(), p, 3, x, rows, d, y, 2); err != context.Canceled {
+		t.Errorf("the hook's error came back as %v", err)
 	}
 }

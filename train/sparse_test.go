@@ -324,3 +324,49 @@ func TestFitPromisesBatchNonzeros(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeStepSeesSettledWeights: BeforeStep is called before every StepEvery-th step,
+// numbered from 0 across epochs, with the deferred rows settled (the weights it reads are
+// those of an undeferred fit at that step), and leaves the training bit for bit as it was.
+func TestBeforeStepSeesSettledWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ds := oneHotTable(rng, 64, 1024, 2)
+	fit := func(opt samplers.Optimizer, every int, seen *[][]float64, at *[]int) []float64 {
+		net, err := layers.NewNet(tensor.Float64, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 1024, Hidden: []int{64}, Out: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Epochs: 2, BatchSize: 16, Seed: 9, StepEvery: every}
+		if seen != nil {
+			cfg.BeforeStep = func(_ context.Context, step int) error {
+				*seen = append(*seen, weights(m))
+				*at = append(*at, step)
+				return nil
+			}
+		}
+		if _, err := Fit(context.Background(), m, opt, ds, nil, cfg); err != nil {
+			t.Fatal(err)
+		}
+		return weights(m)
+	}
+	var deferredSeen, wholeSeen [][]float64
+	var deferredAt, wholeAt []int
+	got := fit(samplers.NewKerasAdam(0.03), 3, &deferredSeen, &deferredAt)
+	fit(noRows{samplers.NewKerasAdam(0.03)}, 3, &wholeSeen, &wholeAt)
+	want := fit(samplers.NewKerasAdam(0.03), 0, nil, nil)
+	if fmt.Sprint(deferredAt) != "[0 3 6]" || fmt.Sprint(wholeAt) != "[0 3 6]" {
+		t.Fatalf("BeforeStep at steps %v (deferred) and %v; 8 steps at StepEvery 3 are 0, 3, 6", deferredAt, wholeAt)
+	}
+	for k := range wholeSeen {
+		if fmt.Sprint(deferredSeen[k]) != fmt.Sprint(wholeSeen[k]) {
+			t.Fatalf("step %d: the hook saw other weights than an undeferred fit's", wholeAt[k])
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatal("a fit with BeforeStep ended with other weights than one without")
+	}
+}

@@ -69,6 +69,13 @@ type Config struct {
 	// OnEpoch, if set, sees every epoch's metrics as soon as they are known; an error stops
 	// training and is returned.
 	OnEpoch func(EpochMetrics) error
+	// BeforeStep, if set, is called before optimizer step t (t counts the steps taken so far,
+	// across epochs: 0 before the first) for every t divisible by StepEvery (0 or 1: every
+	// step), with every deferred update applied, so that the weights it reads are θ_t exactly.
+	// It must not change the weights; an error stops training and is returned. Settling the
+	// deferred updates costs a pass over the weights, hence StepEvery.
+	BeforeStep func(ctx context.Context, t int) error
+	StepEvery  int
 }
 
 // EpochMetrics are one epoch's results. Validation fields are NaN without validation data.
@@ -681,6 +688,8 @@ func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 		order[i] = i
 	}
 	h := &History{}
+	every := max(cfg.StepEvery, 1)
+	steps := 0
 	best, wait := math.Inf(1), 0
 	var bestWeights [][]float64
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
@@ -693,6 +702,15 @@ func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 				return h, err
 			}
 			idx := order[start:min(start+bs, trainData.N)]
+			if cfg.BeforeStep != nil && steps%every == 0 {
+				if err := d.settleAll(); err != nil {
+					return h, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, batches+1, err)
+				}
+				if err := cfg.BeforeStep(ctx, steps); err != nil {
+					return h, err
+				}
+			}
+			steps++
 			r, err := tr.step(ctx, opt, trainData, idx, dropout, d)
 			if err != nil {
 				return h, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, batches+1, err)
@@ -748,40 +766,4 @@ func (tr *Trainer) fit(ctx context.Context, opt samplers.Optimizer, trainData, v
 		}
 	}
 	return h, nil
-}
-
-// bestIndex is the epoch that last improved the monitored loss by more than minDelta.
-func bestIndex(h *History, monitor string, minDelta float64) int {
-	best, at := math.Inf(1), 0
-	for i, e := range h.Epochs {
-		v := e.Loss
-		if monitor == "val_loss" {
-			v = e.ValLoss
-		}
-		if v < best-minDelta {
-			best, at = v, i
-		}
-	}
-	return at
-}
-
-func snapshot(ps []*layers.Param) [][]float64 {
-	out := make([][]float64, len(ps))
-	for i, p := range ps {
-		out[i], _ = graph.ToFloat64s(p.Value)
-	}
-	return out
-}
-
-func restore(ps []*layers.Param, w [][]float64) {
-	for i, p := range ps {
-		switch d := p.Value.Data().(type) {
-		case []float64:
-			copy(d, w[i])
-		case []float32:
-			for j := range d {
-				d[j] = float32(w[i][j])
-			}
-		}
-	}
 }

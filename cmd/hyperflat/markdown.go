@@ -254,6 +254,16 @@ func writeAHSCTable1(ctx context.Context, st *store.Store, infos []store.Run, in
 		}
 		wrote = append(wrote, p)
 	}
+	// beyond.md, issue 55's study, from the runs made with --whitebox (none: no page)
+	if md, err := ahsc.BeyondMarkdown(command, runs...); err != nil {
+		return fail(err)
+	} else if md != nil {
+		p := filepath.Join(dir, "beyond.md")
+		if err := experiments.WriteArtifact(p, func(w io.Writer) error { _, err := w.Write(md); return err }); err != nil {
+			return fail(err)
+		}
+		wrote = append(wrote, p)
+	}
 	// ahsc-protocol.md is written by hand but opens with a generated verdict: rewrite its
 	// marked block where the page is in DIR (docs/reproduction), and leave the rest alone.
 	if verdict, err := ahsc.ProtocolVerdict(ao, runs...); err != nil {

@@ -77,6 +77,13 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	repeat := fs.Int("repeat", 0, "which repeat's split to use")
 	epochs := fs.String("epochs", "", "most epochs of training (default: the preset's)")
 	dataDir := fs.String("data-dir", "", "dataset directory (default $"+datasets.EnvDataDir+", then the project's data folder)")
+	whitebox := fs.Bool("whitebox", false, "also print the white-box record of the training (whitebox_mu, whitebox_trace, …, whitebox_eq7): as hyperflat run ahsc --whitebox")
+	wbFlags := map[string]*string{
+		"whitebox-probes": fs.String("whitebox-probes", "", "--whitebox: Rademacher probes of the Hutchinson trace (default 4)"),
+		"whitebox-iters":  fs.String("whitebox-iters", "", "--whitebox: power iterations for the top eigenvalue (default 10)"),
+		"whitebox-stride": fs.String("whitebox-stride", "", "--whitebox: the Eq. 7 regularizer samples every this-th optimizer step (default: 8 epochs' steps)"),
+		"whitebox-rows":   fs.String("whitebox-rows", "", "--whitebox: rows of each split for the curvature and the regularizer (default 256)"),
+	}
 	vals := map[string]*string{}
 	for _, p := range space {
 		usage := fmt.Sprintf("in [%g, %g]", p.Low, p.High)
@@ -107,6 +114,10 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}
 	}
+	if err := setWhitebox(cfg, preset, *whitebox, wbFlags); err != nil {
+		fmt.Fprintf(stderr, "hyperflat trial: %v\n", err)
+		return exitUsage
+	}
 	opt := experiments.Options{Preset: preset, Seed: *seed, Workers: 1, DataDir: datasets.ResolveDir(*dataDir), Config: cfg}
 	metrics, err := ahsc.Trial(ctx, opt, hp, *repeat)
 	if err != nil {
@@ -126,4 +137,27 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "%s=%s\n", m.Name, strconv.FormatFloat(m.Value, 'g', -1, 64))
 	}
 	return exitOK
+}
+
+// setWhitebox sets the trial's --whitebox flags on cfg (those given), refusing a setting
+// without --whitebox and one out of range.
+func setWhitebox(cfg experiments.Config, preset string, on bool, settings map[string]*string) error {
+	for name, v := range settings {
+		if *v == "" {
+			continue
+		}
+		if !on {
+			return experiments.FlagErrorf(name, "applies with --whitebox")
+		}
+		if err := experiments.SetFlag(cfg, name, *v); err != nil {
+			return err
+		}
+	}
+	if !on {
+		return nil
+	}
+	if err := experiments.SetFlag(cfg, "whitebox", "true"); err != nil {
+		return err
+	}
+	return cfg.Finish(preset)
 }

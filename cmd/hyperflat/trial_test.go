@@ -39,6 +39,11 @@ func TestTrialProtocol(t *testing.T) {
 		{"clean refuses the authors' space", []string{"--protocol=clean"}, authors, 2, "unknown flag: --tol"},
 		{"authors trains", []string{"--protocol=authors"}, authors, 0, "strong_convexity="},
 		{"clean is the default", nil, clean, 0, "objective="},
+		{"whitebox records", []string{"--whitebox", "--whitebox-stride=1"}, clean, 0, "whitebox_stride=1\n"},
+		{"whitebox's eq7", []string{"--whitebox"}, clean, 0, "whitebox_eq7="},
+		{"whitebox settings need it", []string{"--whitebox-probes=4"}, clean, 2, "--whitebox-probes applies with --whitebox"},
+		{"whitebox settings are checked", []string{"--whitebox", "--whitebox-probes=1"}, clean, 2, "1 Hutchinson probes"},
+		{"the authors' Bayesmark refit validates on its training rows: no regularizer", []string{"--protocol=authors", "--whitebox"}, authors, 0, "whitebox_iterates=0\n"},
 	}
 	for _, c := range cases {
 		code, out, errs := trial(c.extra, c.hp)

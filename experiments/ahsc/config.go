@@ -110,6 +110,24 @@ type Config struct {
 	// TPEStartup is TPE's random start-up trials: Hyperopt's 20, fewer for small budgets so
 	// that the model gets a third of them.
 	TPEStartup int `flag:"tpe-startup" json:"tpe-startup" default:"0" derived:"min(20, (2·budget+2)/3): 7 for quick, 20 for paper" usage:"TPE's random start-up trials"`
+	// Whitebox records every full training of every method (convexity.Task.Whitebox): μ, the
+	// training risk's Hessian trace and top eigenvalue, the Eq. 7 regularizer along training
+	// and the generalization gaps, stored per evaluation (the evaluations table's whitebox_
+	// columns), and makes every cell store the configuration both selection rules return.
+	// The record's settings are the convexity.WhiteboxOptions (0: their defaults). All of
+	// them are omitempty: runs stored before the flags keep their identity.
+	Whitebox       bool `flag:"whitebox" json:"whitebox,omitempty" default:"false" usage:"record μ, Hessian trace and top eigenvalue, the Eq. 7 regularizer and the generalization gaps of every full training"`
+	WhiteboxProbes int  `flag:"whitebox-probes" json:"whitebox-probes,omitempty" default:"0" derived:"4" usage:"--whitebox: Rademacher probes of the Hutchinson trace"`
+	WhiteboxIters  int  `flag:"whitebox-iters" json:"whitebox-iters,omitempty" default:"0" derived:"10 (stopped at a relative change of 1e-3)" usage:"--whitebox: power iterations for the top eigenvalue"`
+	WhiteboxStride int  `flag:"whitebox-stride" json:"whitebox-stride,omitempty" default:"0" derived:"8 epochs' steps" usage:"--whitebox: the Eq. 7 regularizer samples every this-th optimizer step"`
+	WhiteboxRows   int  `flag:"whitebox-rows" json:"whitebox-rows,omitempty" default:"0" derived:"256" usage:"--whitebox: rows of the training and validation splits the curvature and the regularizer's gradients use"`
+	// Select is the rule that returns each search's configuration: validation (search.Best,
+	// the paper's) or eq7 (the least validation loss + Zeta × the Eq. 7 regularizer, the
+	// PAC-Bayes paper's objective as a selection rule; needs --whitebox). With --whitebox
+	// every cell stores both rules' choices whichever this is; it decides which one the
+	// summary compares. Finish stores validation as "".
+	Select string  `flag:"select" json:"select,omitempty" default:"validation" derived:"validation" choices:"validation,eq7" usage:"the rule returning each search's configuration: validation or eq7 (validation loss + zeta × Eq. 7 regularizer; needs --whitebox)"`
+	Zeta   float64 `flag:"zeta" json:"zeta,omitempty" default:"0.01" derived:"0.01 with --whitebox" usage:"--whitebox: ζ of the eq7 rule, fixed (no nested choice): validation loss + ζ × regularizer"`
 
 	// userSpace is the parsed Space file (nil without one).
 	userSpace *search.SpaceFile
@@ -206,6 +224,9 @@ func (c *Config) Finish(string) error {
 	if c.TPEStartup == 0 {
 		c.TPEStartup = min(20, (2*c.Budget+2)/3)
 	}
+	if err := c.finishWhitebox(); err != nil {
+		return err
+	}
 	var methods []string
 	for _, m := range c.Methods {
 		m = strings.ToLower(strings.TrimSpace(m))
@@ -295,6 +316,39 @@ func (c *Config) validate() error {
 		}
 	}
 	return c.loadSpace()
+}
+
+// finishWhitebox checks the white-box flags and puts them in canonical form: Select's
+// validation and every setting of a run without --whitebox stored as zero, so that runs
+// stored before the flags keep their identity.
+func (c *Config) finishWhitebox() error {
+	if c.Select == convexity.ByValidation {
+		c.Select = ""
+	}
+	if c.Select != "" && c.Select != convexity.ByEq7 {
+		return experiments.FlagErrorf("select", "%q: want %s or %s", c.Select, convexity.ByValidation, convexity.ByEq7)
+	}
+	if !c.Whitebox {
+		if c.Select != "" {
+			return experiments.FlagErrorf("select", "eq7 needs the regularizer that --whitebox records")
+		}
+		c.WhiteboxProbes, c.WhiteboxIters, c.WhiteboxStride, c.WhiteboxRows, c.Zeta = 0, 0, 0, 0, 0
+		return nil
+	}
+	if !(c.Zeta >= 0) || c.Zeta > 1e6 {
+		return experiments.FlagErrorf("zeta", "%g: want a number from 0 to 1e6", c.Zeta)
+	}
+	o, err := c.whiteboxOptions().Resolved()
+	if err != nil {
+		return experiments.FlagErrorf("whitebox", "%v", err)
+	}
+	c.WhiteboxProbes, c.WhiteboxIters, c.WhiteboxStride, c.WhiteboxRows = o.Probes, o.PowerIters, o.Stride, o.Rows
+	return nil
+}
+
+// whiteboxOptions are the record's settings (nil-free: see Task.Whitebox for when they apply).
+func (c *Config) whiteboxOptions() convexity.WhiteboxOptions {
+	return convexity.WhiteboxOptions{Probes: c.WhiteboxProbes, PowerIters: c.WhiteboxIters, Stride: c.WhiteboxStride, Rows: c.WhiteboxRows}
 }
 
 // BayesmarkDatasets lists the run's datasets that Bayesmark scores (breast, digits, iris,

@@ -147,4 +147,13 @@
 //     float32 (kc1 and credit-g, 3 repeats, two interleaved rounds: 5.4 s against 2.2 s and
 //     8.0 s against 3.1 s in all). --dtype float64 restores float64 everywhere; --dtype float32 also runs
 //     Bayesmark's sets in float32.
+//
+// # Beyond both papers (--whitebox)
+//
+// With --whitebox every full training of every method keeps convexity's white-box record
+// (μ, Hessian trace and top eigenvalue, the PAC-Bayes paper's Eq. 7 regularizer along
+// training, the generalization gaps), stored with its evaluation, and every cell stores the
+// configuration each selection rule returns: validation (search.Best) and Eq. 7 (validation
+// loss + --zeta × regularizer, convexity.Select), --select naming the one the summary
+// compares. beyond.md (BeyondMarkdown) reads such runs; BeyondStudy is its study's command.
 package ahsc

@@ -134,7 +134,8 @@ func (j *journal) deliver(e convexity.Evaluation) (float64, error) {
 
 func newJournalEntry(e convexity.Evaluation, at float64) journalEntry {
 	je := journalEntry{evalJSON: evalJSON{Config: e.Config.String(), Fidelity: f64(e.Fidelity), ValMetric: f64(e.ValMetric),
-		ValLoss: f64(e.ValLoss), TestMetric: f64(e.TestMetric), TestAcc: f64(e.TestAccuracy), TestNLL: f64(e.TestLoss), Failed: e.Err != nil},
+		ValLoss: f64(e.ValLoss), TestMetric: f64(e.TestMetric), TestAcc: f64(e.TestAccuracy), TestNLL: f64(e.TestLoss), Failed: e.Err != nil,
+		Whitebox: whiteboxToJSON(e.Whitebox)},
 		Values: experiments.F64s(e.Config.Values), Epochs: e.Epochs, Value: f64(e.Value), At: f64(at)}
 	if e.Err != nil {
 		je.Err = e.Err.Error()
@@ -151,7 +152,8 @@ func (je journalEntry) matches(cfg search.Config, fidelity float64) bool {
 func (je journalEntry) evaluation(cfg search.Config) convexity.Evaluation {
 	e := convexity.Evaluation{Config: cfg, Fidelity: float64(je.Fidelity), Epochs: je.Epochs, Value: float64(je.Value),
 		ValMetric: float64(je.ValMetric), ValLoss: float64(je.ValLoss),
-		TestMetric: float64(je.TestMetric), TestAccuracy: float64(je.TestAcc), TestLoss: float64(je.TestNLL)}
+		TestMetric: float64(je.TestMetric), TestAccuracy: float64(je.TestAcc), TestLoss: float64(je.TestNLL),
+		Whitebox: je.Whitebox.whitebox()}
 	if je.Err != "" {
 		e.Err = errors.New(je.Err)
 	}

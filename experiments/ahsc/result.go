@@ -65,6 +65,9 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 	if t := failuresTable(runs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}
+	if t := selectionsTable(runs); len(t.Rows) > 0 {
+		res.Tables = append(res.Tables, selectionRulesTable(runs), t)
+	}
 	remarks := slices.Clone(notes) // table1 lists notes' datasets as missing; these are not
 	for _, r := range refs {
 		if math.IsInf(r.clip, 1) {
@@ -81,6 +84,9 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 	}
 	res.Tables = append(res.Tables, table1(problems, cfg.Methods, rows, notes))
 	res.Answer, res.View, res.Legend = answer(problems, rows, runs)
+	if s := selectionSentence(runs); s != "" {
+		res.Answer += " " + s
+	}
 	for _, name := range []string{"evaluations", "screenings"} { // the trials: a param_ column each
 		if t := res.Table(name); t != nil {
 			t.AddParams("config")
@@ -134,6 +140,12 @@ func referenceTable(refs []reference) experiments.Table {
 func evaluationsTable(problems []*problem, runs []run) experiments.Table {
 	t := experiments.Table{Name: "evaluations", Detail: true, Columns: []string{"dataset", "repeat", "method", "hidden", "call", "fidelity",
 		"failed", "metric", "val_metric", "val_accuracy", "val_log_loss", "test_metric", "test_accuracy", "test_log_loss", "test_auc", "config"}}
+	// The record's columns only where a run has records: the tables of runs without
+	// --whitebox stay as they were.
+	recorded := slices.ContainsFunc(runs, func(r run) bool { return slices.ContainsFunc(r.evals, func(e eval) bool { return e.wb != nil }) })
+	if recorded {
+		t.Columns = append(t.Columns, whiteboxColumns...)
+	}
 	for _, r := range runs {
 		p := problemByName(problems, r.dataset)
 		for i, e := range r.evals {
@@ -143,8 +155,12 @@ func evaluationsTable(problems []*problem, runs []run) experiments.Table {
 			} else {
 				testAUC = e.testMetric
 			}
-			t.Add(r.dataset, r.repeat, r.method, r.hidden, i, e.fidelity, e.failed, string(p.metric), e.valMetric, valAcc, e.valLoss,
-				e.testMetric, e.testAcc, e.testNLL, testAUC, e.config)
+			row := []any{r.dataset, r.repeat, r.method, r.hidden, i, e.fidelity, e.failed, string(p.metric), e.valMetric, valAcc, e.valLoss,
+				e.testMetric, e.testAcc, e.testNLL, testAUC, e.config}
+			if recorded {
+				row = append(row, whiteboxValues(e.wb)...)
+			}
+			t.Add(row...)
 		}
 	}
 	return t

@@ -29,6 +29,7 @@ type eval struct {
 	valMetric, valLoss           float64
 	testMetric, testAcc, testNLL float64
 	failed                       bool
+	wb                           *convexity.Whitebox // the white-box record (--whitebox), or nil
 }
 
 // fullFidelity reports whether e trained a configuration in full: the calls Bayesmark's
@@ -67,6 +68,7 @@ type run struct {
 	screened   int         // AHSC: configurations screened
 	screenLost int         // AHSC: screenings dropped (failure or μ ≤ 0)
 	screenings []screening // AHSC: every screening, with the trained ones' results
+	selections []selection // --whitebox: what each selection rule returned
 	failures   []failure
 	err        string // why the run selected nothing
 }
@@ -115,6 +117,10 @@ func newTask(p *problem, sp *split, cfg *Config, weights uint64, lim limits) *co
 		EvalBatch: p.evalBatch, MaxBytes: lim.maxMem, Estimate: p.estimate(sp.train), TrialTimeout: lim.timeout,
 		Data: &train.DataCache{},
 	}
+	if cfg.Whitebox {
+		o := cfg.whiteboxOptions()
+		task.Whitebox = &o
+	}
 	for _, f := range sp.folds {
 		task.Folds = append(task.Folds, &convexity.Task{
 			Space: p.space, Build: p.build(f.train), Train: f.train, EarlyStop: f.early, Val: f.val,
@@ -130,7 +136,7 @@ func newTask(p *problem, sp *split, cfg *Config, weights uint64, lim limits) *co
 func (r *run) observe(e convexity.Evaluation) {
 	r.calls++
 	ev := eval{config: e.Config.String(), fidelity: e.Fidelity, failed: e.Err != nil,
-		valMetric: e.ValMetric, valLoss: e.ValLoss, testMetric: e.TestMetric, testAcc: e.TestAccuracy, testNLL: e.TestLoss}
+		valMetric: e.ValMetric, valLoss: e.ValLoss, testMetric: e.TestMetric, testAcc: e.TestAccuracy, testNLL: e.TestLoss, wb: e.Whitebox}
 	if e.Err != nil {
 		r.failed++
 		stage := "trial"
@@ -215,7 +221,7 @@ func runOne(ctx context.Context, p *problem, sp *split, cfg *Config, method stri
 		return r, ctx.Err()
 	}
 	if err == nil {
-		err = r.selectBest(trials)
+		err = r.selectBest(trials, cfg)
 	}
 	if err != nil {
 		r.err = err.Error()
@@ -223,25 +229,35 @@ func runOne(ctx context.Context, p *problem, sp *split, cfg *Config, method stri
 	return r, nil
 }
 
-// selectBest records the selected trial and its test results.
-func (r *run) selectBest(trials []search.Trial) error {
-	best, err := search.Best(trials)
-	if err != nil {
-		return err
+// selectBest records the selected trial and its test results: search.Best's, or with
+// --whitebox the one cfg.Select names, both rules' choices kept (selectBoth).
+func (r *run) selectBest(trials []search.Trial, cfg *Config) error {
+	var s selection
+	if cfg.Whitebox {
+		var err error
+		if s, err = r.selectBoth(trials, cfg.Select, cfg.Zeta); err != nil {
+			return err
+		}
+	} else {
+		best, err := search.Best(trials)
+		if err != nil {
+			return err
+		}
+		e, ok := r.lastEval(best.Config.String())
+		if !ok {
+			return fmt.Errorf("the selected configuration has no full-fidelity record")
+		}
+		s = selection{Config: e.config, Score: f64(best.Value), TestMetric: f64(e.testMetric), TestAcc: f64(e.testAcc), TestNLL: f64(e.testNLL)}
 	}
-	e, ok := r.lastEval(best.Config.String())
-	if !ok {
-		return fmt.Errorf("the selected configuration has no full-fidelity record")
-	}
-	r.config, r.objective = e.config, best.Value
-	r.testMetric, r.testAcc, r.testNLL = e.testMetric, e.testAcc, e.testNLL
+	r.config, r.objective = s.Config, float64(s.Score)
+	r.testMetric, r.testAcc, r.testNLL = float64(s.TestMetric), float64(s.TestAcc), float64(s.TestNLL)
 	switch r.group {
 	case image:
-		r.value = 100 * e.testMetric
+		r.value = 100 * r.testMetric
 	case bayesmark:
 		// set by bayesmarkScores once every method has run
 	default:
-		r.value = e.testMetric
+		r.value = r.testMetric
 	}
 	return nil
 }

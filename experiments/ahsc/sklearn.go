@@ -95,6 +95,15 @@ func SklearnBayesmarkBuild(classes int, dt tensor.Dtype) Builder {
 				}
 				q := p
 				q.MaxIter = epochs
+				if tj := c.Trajectory; tj != nil { // the white-box record follows the iterates in m
+					q.StepEvery = tj.Every
+					q.BeforeStep = func(ctx context.Context, t int, n *skmlp.Net) error {
+						if err := setSklearnWeights(m, n); err != nil {
+							return err
+						}
+						return tj.Before(ctx, t)
+					}
+				}
 				res, err := skmlp.Fit(ctx, q, rs, data.X, data.N, data.D, data.Y, classes)
 				if err != nil {
 					return err

@@ -99,7 +99,8 @@ func spaceNames(space search.Space) string {
 // same early stopping), and returns its metrics in a fixed order: objective (what the searches
 // minimize), the validation metric and loss, the test metric (and accuracy, when the metric is
 // another), the test log loss, the strong convexity μ after one epoch (AHSC's screening score)
-// and seconds. It is the trial of a Katib experiment (`hyperflat trial`).
+// and seconds; with cfg.Whitebox, then the white-box record (whitebox_mu, …, as the
+// evaluations table's columns). It is the trial of a Katib experiment (`hyperflat trial`).
 func Trial(ctx context.Context, opt experiments.Options, hp search.Config, repeat int) ([]Metric, error) {
 	task, err := TrialTask(ctx, opt, repeat)
 	if err != nil {
@@ -123,10 +124,23 @@ func Trial(ctx context.Context, opt experiments.Options, hp search.Config, repea
 	if task.Metric != convexity.Accuracy {
 		ms = append(ms, Metric{"test_accuracy", e.TestAccuracy})
 	}
-	return append(ms,
+	ms = append(ms,
 		Metric{"test_log_loss", e.TestLoss},
 		Metric{"strong_convexity", mu},
-		Metric{"seconds", seconds}), nil
+		Metric{"seconds", seconds})
+	if e.Whitebox != nil { // --whitebox: the record's columns, named as the evaluations table's
+		for i, v := range whiteboxValues(e.Whitebox) {
+			x := math.NaN()
+			switch v := v.(type) {
+			case float64:
+				x = v
+			case int:
+				x = float64(v)
+			}
+			ms = append(ms, Metric{whiteboxColumns[i], x})
+		}
+	}
+	return ms, nil
 }
 
 // TrialTask is the objective Trial evaluates through: the given repeat of the dataset of

@@ -1,0 +1,339 @@
+package convexity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hyperflat/hyperflat/datasets"
+	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/layers"
+	"github.com/hyperflat/hyperflat/losses"
+	G "gorgonia.org/gorgonia"
+)
+
+// WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
+// (Task.Whitebox). Zero fields take the defaults below, which BenchmarkWhitebox sizes so
+// that the record costs well under a sixth of a trial on the Bayesmark and OpenML MLPs.
+type WhiteboxOptions struct {
+	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
+	// 2, for its standard error); default DefaultProbes.
+	Probes int
+	// PowerIters bounds the power iterations for the eigenvalue of H of largest magnitude,
+	// stopped earlier when the Rayleigh quotient changes by less than PowerTol (relative);
+	// defaults DefaultPowerIters and DefaultPowerTol.
+	PowerIters int
+	PowerTol   float64
+	// Stride k samples the iterates of the Eq. 7 regularizer: θ_t for t = 0, k, 2k, … below
+	// the number of optimizer steps T (t counts steps across epochs). k = 1 is the paper's
+	// sum over every iterate. 0 (the default) is DefaultStrideEpochs epochs' steps,
+	// DefaultStrideEpochs·⌈rows/batch⌉ for the candidate's batch size: each sample costs
+	// about an epoch of computation (the gradients on every training and validation row).
+	Stride int
+	// Rows is how many rows the curvature and the gradients of a_t are computed on: the
+	// first Rows of Task.Train and of Task.Val, in the splits' order; 0 is DefaultRows, and a
+	// number at least a split's size all of it.
+	Rows int
+}
+
+// The defaults of WhiteboxOptions.
+const (
+	DefaultProbes       = 4
+	DefaultPowerIters   = 10
+	DefaultPowerTol     = 1e-3
+	DefaultStrideEpochs = 8
+	DefaultRows         = 256
+)
+
+// maxWhiteboxWork bounds the options, so that a typo cannot make a record cost days.
+const maxWhiteboxWork = 100000
+
+// Resolved returns o with its defaults filled in, or an error naming a field out of range.
+func (o WhiteboxOptions) Resolved() (WhiteboxOptions, error) {
+	if o.Probes == 0 {
+		o.Probes = DefaultProbes
+	}
+	if o.PowerIters == 0 {
+		o.PowerIters = DefaultPowerIters
+	}
+	if o.PowerTol == 0 {
+		o.PowerTol = DefaultPowerTol
+	}
+	if o.Rows == 0 {
+		o.Rows = DefaultRows
+	}
+	switch {
+	case o.Probes < 2 || o.Probes > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box record with %d Hutchinson probes; want 2 to %d", o.Probes, maxWhiteboxWork)
+	case o.PowerIters < 1 || o.PowerIters > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box record with %d power iterations; want 1 to %d", o.PowerIters, maxWhiteboxWork)
+	case !(o.PowerTol > 0) || o.PowerTol >= 1:
+		return o, fmt.Errorf("convexity: white-box power-iteration tolerance %v; want one in (0, 1)", o.PowerTol)
+	case o.Stride < 0 || o.Stride > maxWhiteboxWork:
+		return o, fmt.Errorf("convexity: white-box regularizer stride %d; want 1 to %d (0: %d epochs' steps)", o.Stride, maxWhiteboxWork, DefaultStrideEpochs)
+	case o.Rows < 1:
+		return o, fmt.Errorf("convexity: white-box record on %d rows; want ≥ 1 (0: %d)", o.Rows, DefaultRows)
+	}
+	return o, nil
+}
+
+// Whitebox is the white-box record of one full training: what the trained model looks like
+// from inside, beside the scores a black-box search sees. Fields that could not be computed
+// are NaN (see Eq7).
+type Whitebox struct {
+	// Mu is the closed-form strong convexity of the trained model on the training data
+	// (StrongConvexity, the maximum over its unshuffled batches of the configuration's batch
+	// size, as AHSC screens).
+	Mu float64
+	// Trace is the Hutchinson estimate of tr H, H the Hessian of the training risk (inference
+	// mode, on the first Rows training rows) at the trained weights, from Probes Rademacher probes,
+	// with its standard error.
+	Trace, TraceStdErr float64
+	Probes             int
+	// TopEigenvalue is H's eigenvalue of largest magnitude by power iteration (at most
+	// PowerIters iterations, stopped at PowerTol).
+	TopEigenvalue float64
+	PowerIters    int
+	PowerTol      float64
+	// Eq7 is the PAC-Bayes paper's regularizer √Σ_t‖a_t‖², a_t = ∇R̂_T(θ_t) − ∇R̂_V(θ_t) the
+	// difference of the mean training risk's gradient and the mean validation risk's (each
+	// on its first Rows rows), in inference mode, over the iterates θ_t of training
+	// sampled every Stride steps (Iterates of them; Stride as resolved for the candidate): √(Stride·Σ_sampled‖a_t‖²), an estimate
+	// of the sum over every iterate, exact for Stride 1. NaN, with Iterates 0, for a
+	// Candidate whose own Fit does not report its iterates (Candidate.Trajectory), and for a
+	// task whose validation data is its training data (a_t would be 0 by construction).
+	Eq7      float64
+	Stride   int
+	Iterates int
+	// TrainLoss is the trained model's mean training loss on Task.Train; LossGap is the
+	// evaluation's validation loss minus it, MetricGap its validation metric minus its test
+	// metric (NaN without test data): both positive when validation flatters the model.
+	TrainLoss, LossGap, MetricGap float64
+	// Rows is the rows of each split the curvature and the gradients were computed on.
+	Rows int
+	// Seconds is what the record cost, training time excluded.
+	Seconds float64
+}
+
+// riskNode is the mean risk of m on the first rows rows of ds (all of them when rows ≤ 0 or
+// more than ds has), in inference mode, as a node of m's graph; name keeps its inputs apart.
+func riskNode(m layers.FeatureModel, ds *datasets.Dataset, kind losses.Kind, rows int, name string) (*G.Node, error) {
+	if m == nil || ds == nil || ds.N == 0 {
+		return nil, errors.New("convexity: the risk of a nil model or on no data")
+	}
+	if rows <= 0 || rows > ds.N {
+		rows = ds.N
+	}
+	net := m.Net()
+	k := m.Head().Out
+	x := net.Input(name+".x", append([]int{rows}, ds.Shape...)...)
+	y := net.Input(name+".y", rows, k)
+	if err := G.Let(x, layers.NewTensor(net.Dtype(), ds.X[:rows*ds.D], append([]int{rows}, ds.Shape...)...)); err != nil {
+		return nil, err
+	}
+	labels := make([]float64, rows*k)
+	for i := 0; i < rows; i++ {
+		if k == 1 {
+			labels[i] = float64(ds.Y[i])
+		} else if ds.Y[i] >= 0 && ds.Y[i] < k {
+			labels[i*k+ds.Y[i]] = 1
+		} else {
+			return nil, fmt.Errorf("convexity: %s row %d has class %d of a model with %d outputs", name, i, ds.Y[i], k)
+		}
+	}
+	if err := G.Let(y, layers.NewTensor(net.Dtype(), labels, rows, k)); err != nil {
+		return nil, err
+	}
+	logits, err := m.Logits(x, layers.NewPass(layers.Eval))
+	if err != nil {
+		return nil, err
+	}
+	if kind == "" {
+		kind = losses.Multiclass
+	}
+	return losses.Risk(kind, logits, y)
+}
+
+// gradProgram evaluates a risk's flat gradient in the model's parameters at their current
+// values.
+type gradProgram struct {
+	prog  *graph.Program
+	grads []*G.Node
+}
+
+func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
+	grads, err := graph.Grad(loss, params...)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := graph.Compile(grads...)
+	if err != nil {
+		return nil, err
+	}
+	return &gradProgram{prog: prog, grads: grads}, nil
+}
+
+func (g *gradProgram) gradient(ctx context.Context) ([]float64, error) {
+	if err := g.prog.Run(ctx); err != nil {
+		return nil, err
+	}
+	return g.prog.Flatten(g.grads...)
+}
+
+// recorder follows one full training for its white-box record: it accumulates ‖a_t‖² at the
+// sampled iterates (train.Config.BeforeStep) and measures the trained model.
+type recorder struct {
+	opt      WhiteboxOptions
+	task     *Task
+	seed     uint64
+	model    layers.FeatureModel
+	curv     *Curvature // the training risk's, on opt.Rows rows
+	val      *gradProgram
+	sumSq    float64
+	iterates int
+	spent    time.Duration
+}
+
+// newRecorder compiles the programs of m's white-box record under task t.
+func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint64) (*recorder, error) {
+	began := time.Now()
+	trainRisk, err := riskNode(m, t.Train, t.Loss, opt.Rows, "whitebox.train")
+	if err != nil {
+		return nil, err
+	}
+	params := m.Net().ParamNodes()
+	curv, err := NewCurvature(trainRisk, params)
+	if err != nil {
+		return nil, err
+	}
+	r := &recorder{opt: opt, task: t, seed: seed, model: m, curv: curv}
+	if t.Val != nil && t.Val != t.Train {
+		valRisk, err := riskNode(m, t.Val, t.Loss, opt.Rows, "whitebox.val")
+		if err != nil {
+			return nil, err
+		}
+		if r.val, err = newGradProgram(valRisk, params); err != nil {
+			return nil, err
+		}
+	}
+	r.spent = time.Since(began)
+	return r, nil
+}
+
+// strideFor resolves the regularizer's stride for a candidate training in batches of batch
+// rows (0: full batch).
+func (r *recorder) strideFor(batch int) int {
+	if r.opt.Stride > 0 {
+		return r.opt.Stride
+	}
+	n := r.task.Train.N
+	if batch <= 0 || batch > n {
+		batch = n
+	}
+	r.opt.Stride = DefaultStrideEpochs * ((n + batch - 1) / batch)
+	return r.opt.Stride
+}
+
+// follows reports whether the recorder has a regularizer to accumulate: a task whose
+// validation data is its training data (the refit of the authors' Bayesmark protocol) has
+// a_t = 0 at every iterate, which is no measurement, so its record leaves Eq7 NaN.
+func (r *recorder) follows() bool { return r != nil && r.val != nil }
+
+// beforeStep adds ‖a_t‖² at iterate θ_t (train.Config.BeforeStep; Fit calls it every Stride
+// steps).
+func (r *recorder) beforeStep(ctx context.Context, _ int) error {
+	began := time.Now()
+	defer func() { r.spent += time.Since(began) }()
+	_, gt, err := r.curv.LossGrad(ctx)
+	if err != nil {
+		return err
+	}
+	gv, err := r.val.gradient(ctx)
+	if err != nil {
+		return err
+	}
+	if len(gt) != len(gv) {
+		return fmt.Errorf("convexity: training gradient of %d entries, validation gradient of %d", len(gt), len(gv))
+	}
+	for i := range gt {
+		d := gt[i] - gv[i]
+		r.sumSq += d * d
+	}
+	r.iterates++
+	return nil
+}
+
+// finish measures the trained model: μ, the trace and top eigenvalue of the training risk's
+// Hessian, and the regularizer accumulated so far (NaN when no iterate was sampled).
+func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
+	began := time.Now()
+	nan := math.NaN()
+	w := &Whitebox{Rows: r.opt.Rows, Probes: r.opt.Probes, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
+		Iterates: r.iterates, Eq7: nan, TrainLoss: nan, LossGap: nan, MetricGap: nan}
+	if r.iterates > 0 {
+		w.Eq7 = math.Sqrt(float64(r.opt.Stride) * r.sumSq)
+	}
+	var err error
+	if w.Mu, err = StrongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
+	tr, err := r.curv.Trace(ctx, rng, r.opt.Probes)
+	if err != nil {
+		return nil, err
+	}
+	w.Trace, w.TraceStdErr = tr.Mean, tr.StdErr
+	if w.TopEigenvalue, _, err = r.curv.TopEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol); err != nil {
+		return nil, err
+	}
+	w.Seconds = (r.spent + time.Since(began)).Seconds()
+	return w, nil
+}
+
+// The selection rules of Select.
+const (
+	// ByValidation picks the least objective value (Evaluation.Value): what search.Best
+	// returns.
+	ByValidation = "validation"
+	// ByEq7 picks the least validation loss plus ζ times the Eq. 7 regularizer, the PAC-Bayes
+	// paper's objective (its Eq. 7 with the Fisher distance summed over the training
+	// iterates) used as the rule that returns a search's configuration.
+	ByEq7 = "eq7"
+)
+
+// Select returns the index in evals of the configuration rule picks among the successful
+// full-fidelity evaluations, and its score (Value, or ValLoss + ζ·Whitebox.Eq7); the first
+// of equal scores wins. ByEq7 needs every such evaluation to carry a record with a finite
+// regularizer (Task.Whitebox, a Candidate trained by package train): one without is an
+// error naming it, never silently passed over.
+func Select(evals []Evaluation, rule string, zeta float64) (int, float64, error) {
+	if rule != ByValidation && rule != ByEq7 {
+		return -1, math.NaN(), fmt.Errorf("convexity: selection rule %q; want %q or %q", rule, ByValidation, ByEq7)
+	}
+	if rule == ByEq7 && (!(zeta >= 0) || math.IsInf(zeta, 0)) {
+		return -1, math.NaN(), fmt.Errorf("convexity: ζ = %v; want a finite ζ ≥ 0", zeta)
+	}
+	best, score := -1, math.Inf(1)
+	for i, e := range evals {
+		if e.Err != nil || e.Fidelity < 1 {
+			continue
+		}
+		s := e.Value
+		if rule == ByEq7 {
+			if e.Whitebox == nil || math.IsNaN(e.Whitebox.Eq7) || math.IsInf(e.Whitebox.Eq7, 0) {
+				return -1, math.NaN(), fmt.Errorf("convexity: Eq. 7 selection: the evaluation of %s has no regularizer (record %v)", e.Config, e.Whitebox != nil)
+			}
+			s = e.ValLoss + zeta*e.Whitebox.Eq7
+		}
+		if !math.IsNaN(s) && !math.IsInf(s, 0) && s < score {
+			best, score = i, s
+		}
+	}
+	if best < 0 {
+		return -1, math.NaN(), errors.New("convexity: no successful full-fidelity evaluation to select from")
+	}
+	return best, score, nil
+}
