@@ -60,6 +60,27 @@
     if (empty) empty.hidden = runs.length > 0;
   }
 
+  // showProgress fills the partial results' table: per method the best so far.
+  function showProgress(p) {
+    const table = document.getElementById("live-table");
+    if (!table || !p) return;
+    const fmt = (x) => (x === null || x === undefined ? "" : Number(x.toPrecision(4)).toString());
+    const tbody = table.tBodies[0];
+    tbody.replaceChildren();
+    for (const row of p.rows) {
+      const tr = document.createElement("tr");
+      cell(tr, row.group, "text"); cell(tr, row.method, "text");
+      cell(tr, row.cells); cell(tr, row.trials); cell(tr, fmt(row.best)); cell(tr, fmt(row.metric_median));
+      tbody.appendChild(tr);
+    }
+    if (!p.rows.length) {
+      const tr = document.createElement("tr");
+      const td = cell(tr, "no cell finished yet", "muted text");
+      td.colSpan = 6;
+      tbody.appendChild(tr);
+    }
+  }
+
   function showRun(d) {
     const r = d.run;
     if (String(r.has_result) !== body.dataset.hasResult) {
@@ -67,6 +88,9 @@
       location.reload();
       return;
     }
+    showProgress(d.progress);
+    set("live-done", r.done);
+    document.dispatchEvent(new CustomEvent("hyperflat:run", { detail: d }));
     set("done", r.done); set("cells", r.cells); set("failed", r.failed);
     set("running", r.running); set("pending", r.pending); set("retired", r.retired); set("wall", r.wall);
     set("cellseconds", r.cell_seconds.toFixed(1));

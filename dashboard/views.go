@@ -1,0 +1,897 @@
+package dashboard
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hyperflat/hyperflat/stats"
+)
+
+// What the interactive views show is computed here from a run's trials; each view is bounded
+// whatever the run's size: past a view's bound the server keeps every k-th point (in trial
+// order, so the same store gives the same points) and says so in the JSON ("sampled"), which
+// the chart repeats.
+
+// Bounds on what one view sends.
+const (
+	maxPoints     = 2000 // points of a scatter, slice or parallel-coordinates view
+	maxSteps      = 500  // steps of a history or learning curve
+	maxCurves     = 100  // learning curves drawn
+	maxTrialRows  = 500  // rows of the trial table per request
+	importanceBin = 10   // equal-count bins per numeric hyperparameter
+)
+
+// analysisSpec is an experiment's default objective (what its trials are ranked by) and the
+// cell metric its progress shows (the plan's Best); the page can pick another objective.
+type analysisSpec struct {
+	objective string
+	higher    bool
+	metric    string
+	mHigher   bool
+}
+
+var analysisSpecs = map[string]analysisSpec{
+	// ahsc's searches minimise minus the validation metric (the validation loss on
+	// Bayesmark's sets); the metric itself reads more plainly.
+	"ahsc":        {objective: "val_metric", higher: true, metric: "test_metric", mHigher: true},
+	"weightdecay": {objective: "val_acc", higher: true, metric: "test_acc", mHigher: true},
+	"freedman":    {objective: "objective", higher: false, metric: "test_mse", mHigher: false},
+	"premise":     {objective: "test_metric", higher: true, metric: "test_metric", mHigher: true},
+}
+
+// analysis is a snapshot of a run's trials: immutable, shared by the requests of one state
+// of the run, with the views computed from it memoised.
+type analysis struct {
+	experiment string
+	spec       analysisSpec
+	cells      []*cellTrials
+	params     []column
+	values     []column
+	hidden     int
+	memo       sync.Map // view+query → []byte
+	memoLen    atomic.Int32
+	// progress is computed once per snapshot: every event stream of the run sends it.
+	progressOnce sync.Once
+	progressMemo *progressView
+}
+
+func (ts *trialSet) snapshot(experiment string) *analysis {
+	a := &analysis{experiment: experiment, spec: analysisSpecs[experiment]}
+	for _, i := range ts.order {
+		c := ts.cells[i]
+		if c.hidden {
+			a.hidden++
+			continue
+		}
+		a.cells = append(a.cells, c)
+	}
+	for _, c := range ts.params {
+		a.params = append(a.params, column{Name: c.Name, Cats: slices.Clone(c.Cats)})
+	}
+	for _, c := range ts.values {
+		a.values = append(a.values, column{Name: c.Name})
+	}
+	return a
+}
+
+// query is what a view is asked for: the group (dataset) and the objective and its direction.
+type query struct {
+	group     string
+	objective int // index into analysis.values
+	higher    bool
+}
+
+func (q query) key() string { return fmt.Sprintf("%s\x00%d\x00%t", q.group, q.objective, q.higher) }
+
+// groups lists the run's groups in cell order.
+func (a *analysis) groups() []string {
+	var gs []string
+	for _, c := range a.cells {
+		if !slices.Contains(gs, c.group) {
+			gs = append(gs, c.group)
+		}
+	}
+	return gs
+}
+
+func (a *analysis) valueIndex(name string) int {
+	return slices.IndexFunc(a.values, func(c column) bool { return c.Name == name })
+}
+
+// parseQuery reads ?group=, ?objective= and ?higher= (1 or 0), defaulting to the first group
+// and the experiment's objective; an unknown name is an error that lists the choices.
+func (a *analysis) parseQuery(v url.Values) (query, error) {
+	gs := a.groups()
+	q := query{objective: -1, higher: a.spec.higher}
+	if g := v.Get("group"); g != "" {
+		if !slices.Contains(gs, g) {
+			return q, fmt.Errorf("group %q: the run's groups are %q", g, gs)
+		}
+		q.group = g
+	} else if len(gs) > 0 {
+		q.group = gs[0]
+	}
+	name := v.Get("objective")
+	if name == "" {
+		name = a.spec.objective
+		if a.valueIndex(name) < 0 && len(a.values) > 0 {
+			// An experiment without a default, or one whose trials lack it: the first value,
+			// lower being better unless ?higher=1 says otherwise.
+			name, q.higher = a.values[0].Name, false
+		}
+	}
+	if name != "" {
+		if q.objective = a.valueIndex(name); q.objective < 0 {
+			names := make([]string, len(a.values))
+			for i, c := range a.values {
+				names[i] = c.Name
+			}
+			return q, fmt.Errorf("objective %q: the trials' values are %q", name, names)
+		}
+	}
+	switch v.Get("higher") {
+	case "":
+	case "1", "true":
+		q.higher = true
+	case "0", "false":
+		q.higher = false
+	default:
+		return q, fmt.Errorf("higher=%q: want 1 or 0", v.Get("higher"))
+	}
+	return q, nil
+}
+
+// counted reports whether a trial takes part in the ranking views: it finished (no "failed"
+// flag) at full fidelity (BOHB's lower rungs are not comparable) with a finite objective.
+func (a *analysis) counted(t *trial, q query) bool {
+	if q.objective < 0 || !finite(t.value(q.objective)) {
+		return false
+	}
+	if k := a.valueIndex("failed"); k >= 0 && t.value(k) == 1 {
+		return false
+	}
+	if k := a.valueIndex("fidelity"); k >= 0 {
+		if f := t.value(k); !math.IsNaN(f) && f < 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// better reports whether x beats y under q's direction.
+func (q query) better(x, y float64) bool {
+	if q.higher {
+		return x > y
+	}
+	return x < y
+}
+
+// sampled says how a view was cut: every stride-th of total, shown in all.
+type sampled struct {
+	Total  int `json:"total"`
+	Shown  int `json:"shown"`
+	Stride int `json:"stride"`
+}
+
+// stride is the step that keeps at most limit of n items.
+func stride(n, limit int) int { return max(1, (n+limit-1)/limit) }
+
+func (a *analysis) methods(group string) []string {
+	var ms []string
+	for _, c := range a.cells {
+		if c.group == group && !slices.Contains(ms, c.method) {
+			ms = append(ms, c.method)
+		}
+	}
+	return ms
+}
+
+// methodName is a method as the views label it ("all" for cells of no method).
+func methodName(m string) string {
+	if m == "" {
+		return "all"
+	}
+	return m
+}
+
+// progressView is the live partial result of a run: per group and method, the cells finished
+// and the best objective so far, and the median of the finished cells' headline metric.
+type progressView struct {
+	Objective string        `json:"objective"`
+	Higher    bool          `json:"higher"`
+	Metric    string        `json:"metric"`
+	Rows      []progressRow `json:"rows"`
+	Hidden    int           `json:"hidden_cells,omitempty"`
+}
+
+type progressRow struct {
+	Group  string   `json:"group"`
+	Method string   `json:"method"`
+	Cells  int      `json:"cells"`
+	Trials int      `json:"trials"`
+	Best   *float64 `json:"best"`
+	Median *float64 `json:"metric_median"`
+}
+
+func ptr(x float64) *float64 {
+	if !finite(x) {
+		return nil
+	}
+	return &x
+}
+
+func (a *analysis) progress() *progressView {
+	a.progressOnce.Do(func() { a.progressMemo = a.computeProgress() })
+	return a.progressMemo
+}
+
+func (a *analysis) computeProgress() *progressView {
+	q, err := a.parseQuery(url.Values{})
+	p := &progressView{Metric: a.spec.metric, Hidden: a.hidden, Rows: []progressRow{}}
+	if err == nil && q.objective >= 0 {
+		p.Objective, p.Higher = a.values[q.objective].Name, q.higher
+	}
+	for _, g := range a.groups() {
+		for _, m := range a.methods(g) {
+			row := progressRow{Group: g, Method: methodName(m)}
+			best := math.NaN()
+			var ms []float64
+			for _, c := range a.cells {
+				if c.group != g || c.method != m {
+					continue
+				}
+				row.Cells++
+				if x, ok := c.metrics[a.spec.metric]; ok && finite(x) {
+					ms = append(ms, x)
+				}
+				for i := range c.trials {
+					t := &c.trials[i]
+					if err != nil || !a.counted(t, q) {
+						continue
+					}
+					row.Trials++
+					if y := t.value(q.objective); math.IsNaN(best) || q.better(y, best) {
+						best = y
+					}
+				}
+			}
+			row.Best, row.Median = ptr(best), ptr(stats.Median(ms))
+			p.Rows = append(p.Rows, row)
+		}
+	}
+	return p
+}
+
+// historyView is the optimization history: per method, the best objective so far after
+// each evaluation, its median and quartiles over the repeats (cells).
+type historyView struct {
+	Objective string          `json:"objective"`
+	Higher    bool            `json:"higher"`
+	Group     string          `json:"group"`
+	X         string          `json:"x"`
+	Methods   []historyMethod `json:"methods"`
+}
+
+type historyMethod struct {
+	Method  string     `json:"method"`
+	Repeats int        `json:"repeats"`
+	Step    []int      `json:"step"`
+	Median  []*float64 `json:"median"`
+	Q25     []*float64 `json:"q25"`
+	Q75     []*float64 `json:"q75"`
+	N       []int      `json:"n"`
+	Sampled *sampled   `json:"sampled,omitempty"`
+}
+
+// quantile is the q-quantile of sorted xs, interpolated linearly (numpy's default).
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	h := q * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+func (a *analysis) history(q query) *historyView {
+	h := &historyView{Group: q.group, X: "evaluation", Methods: []historyMethod{}, Higher: q.higher}
+	if q.objective < 0 {
+		return h
+	}
+	h.Objective = a.values[q.objective].Name
+	oneEach := true
+	for _, c := range a.cells {
+		oneEach = oneEach && len(c.trials) <= 1
+	}
+	for _, m := range a.methods(q.group) {
+		var runs [][]float64 // best so far, per repeat
+		var cellSeries []float64
+		for _, c := range a.cells {
+			if c.group != q.group || c.method != m {
+				continue
+			}
+			var best []float64
+			for i := range c.trials {
+				t := &c.trials[i]
+				if !a.counted(t, q) {
+					continue
+				}
+				y := t.value(q.objective)
+				if n := len(best); n > 0 && !q.better(y, best[n-1]) {
+					y = best[n-1]
+				}
+				best = append(best, y)
+			}
+			if len(best) > 0 {
+				runs = append(runs, best)
+				cellSeries = append(cellSeries, best[len(best)-1])
+			}
+		}
+		if oneEach {
+			// One trial per cell (a grid): the history runs over the cells, in plan order.
+			h.X = "finished cell (plan order)"
+			runs = [][]float64{nil}
+			for _, y := range cellSeries {
+				if n := len(runs[0]); n > 0 && !q.better(y, runs[0][n-1]) {
+					y = runs[0][n-1]
+				}
+				runs[0] = append(runs[0], y)
+			}
+		}
+		steps := 0
+		for _, r := range runs {
+			steps = max(steps, len(r))
+		}
+		hm := historyMethod{Method: methodName(m), Repeats: len(runs), Step: []int{}, Median: []*float64{}, Q25: []*float64{}, Q75: []*float64{}, N: []int{}}
+		k := stride(steps, maxSteps)
+		if k > 1 {
+			hm.Sampled = &sampled{Total: steps, Stride: k}
+		}
+		col := make([]float64, 0, len(runs))
+		for s := 0; s < steps; s++ {
+			if s%k != 0 && s != steps-1 {
+				continue
+			}
+			col = col[:0]
+			for _, r := range runs {
+				// A repeat that ended early keeps its last best: it is still the best it found.
+				if len(r) > 0 {
+					col = append(col, r[min(s, len(r)-1)])
+				}
+			}
+			slices.Sort(col)
+			hm.Step = append(hm.Step, s+1)
+			hm.Median = append(hm.Median, ptr(quantile(col, 0.5)))
+			hm.Q25 = append(hm.Q25, ptr(quantile(col, 0.25)))
+			hm.Q75 = append(hm.Q75, ptr(quantile(col, 0.75)))
+			hm.N = append(hm.N, len(col))
+		}
+		if hm.Sampled != nil {
+			hm.Sampled.Shown = len(hm.Step)
+		}
+		h.Methods = append(h.Methods, hm)
+	}
+	return h
+}
+
+// importanceView is each hyperparameter's first-order importance.
+type importanceView struct {
+	Objective string       `json:"objective"`
+	Group     string       `json:"group"`
+	Estimator string       `json:"estimator"`
+	Trials    int          `json:"trials"`
+	Params    []importance `json:"params"`
+}
+
+type importance struct {
+	Name       string  `json:"name"`
+	Importance float64 `json:"importance"`
+	Bins       int     `json:"bins"`
+}
+
+// ImportanceEstimator names the importance the views show.
+const ImportanceEstimator = "first-order functional ANOVA by binning: the share of the objective's variance " +
+	"explained by each hyperparameter's bin means (η²; 10 equal-count bins, one per category), all methods' trials"
+
+// importance estimates, for each hyperparameter, the fraction of the objective's variance
+// over the group's counted trials that its bins' means explain (the correlation ratio η², a
+// first-order functional ANOVA term with the parameter's marginal estimated by binning). The
+// bins are of equal count by the parameter's rank, ties kept in trial order, so the same
+// trials give the same values; it needs no random forest and no seed.
+func (a *analysis) importance(q query) *importanceView {
+	v := &importanceView{Group: q.group, Estimator: ImportanceEstimator, Params: []importance{}}
+	if q.objective < 0 {
+		return v
+	}
+	v.Objective = a.values[q.objective].Name
+	var ts []*trial
+	for _, c := range a.cells {
+		if c.group != q.group {
+			continue
+		}
+		for i := range c.trials {
+			if t := &c.trials[i]; a.counted(t, q) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	v.Trials = len(ts)
+	for k, p := range a.params {
+		var idx []int
+		for i, t := range ts {
+			if !math.IsNaN(t.param(k)) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) < 2 {
+			continue
+		}
+		bin := make([]int, len(idx))
+		nb := 0
+		if len(p.Cats) > 0 {
+			for j, i := range idx {
+				bin[j] = int(ts[i].param(k))
+			}
+			nb = len(p.Cats)
+		} else {
+			order := slices.Clone(idx)
+			sort.SliceStable(order, func(x, y int) bool { return ts[order[x]].param(k) < ts[order[y]].param(k) })
+			nb = min(importanceBin, len(order))
+			pos := make(map[int]int, len(order))
+			for r, i := range order {
+				pos[i] = r * nb / len(order)
+			}
+			for j, i := range idx {
+				bin[j] = pos[i]
+			}
+		}
+		sum, sumB, cnt := 0.0, make([]float64, nb), make([]int, nb)
+		for j, i := range idx {
+			y := ts[i].value(q.objective)
+			sum += y
+			sumB[bin[j]] += y
+			cnt[bin[j]]++
+		}
+		mean := sum / float64(len(idx))
+		total, between := 0.0, 0.0
+		for _, i := range idx {
+			d := ts[i].value(q.objective) - mean
+			total += d * d
+		}
+		used := 0
+		for b := range nb {
+			if cnt[b] > 0 {
+				d := sumB[b]/float64(cnt[b]) - mean
+				between += float64(cnt[b]) * d * d
+				used++
+			}
+		}
+		imp := 0.0
+		if total > 0 {
+			imp = between / total
+		}
+		v.Params = append(v.Params, importance{Name: p.Name, Importance: imp, Bins: used})
+	}
+	slices.SortStableFunc(v.Params, func(x, y importance) int {
+		if c := cmp.Compare(y.Importance, x.Importance); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	return v
+}
+
+// slicesView holds the points of the slice and parallel-coordinates views: per counted trial
+// of the group, its hyperparameters (categories by index), its objective and its method.
+type slicesView struct {
+	Objective string   `json:"objective"`
+	Higher    bool     `json:"higher"`
+	Group     string   `json:"group"`
+	Params    []column `json:"params"`
+	Methods   []string `json:"methods"`
+	Rows      [][]any  `json:"rows"` // params..., objective, method index
+	Sampled   *sampled `json:"sampled,omitempty"`
+}
+
+func (a *analysis) slices(q query) *slicesView {
+	v := &slicesView{Group: q.group, Params: a.params, Higher: q.higher, Rows: [][]any{}, Methods: []string{}}
+	if q.objective < 0 {
+		return v
+	}
+	v.Objective = a.values[q.objective].Name
+	ms := a.methods(q.group)
+	for _, m := range ms {
+		v.Methods = append(v.Methods, methodName(m))
+	}
+	var ts []*trial
+	for _, c := range a.cells {
+		if c.group != q.group {
+			continue
+		}
+		for i := range c.trials {
+			if t := &c.trials[i]; a.counted(t, q) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	k := stride(len(ts), maxPoints)
+	for i := 0; i < len(ts); i += k {
+		t := ts[i]
+		row := make([]any, 0, len(a.params)+2)
+		for p := range a.params {
+			row = append(row, jsonNum(t.param(p)))
+		}
+		row = append(row, jsonNum(t.value(q.objective)), slices.Index(ms, a.cellOf(t).method))
+		v.Rows = append(v.Rows, row)
+	}
+	if k > 1 {
+		v.Sampled = &sampled{Total: len(ts), Shown: len(v.Rows), Stride: k}
+	}
+	return v
+}
+
+// cellOf is the cell a trial belongs to.
+func (a *analysis) cellOf(t *trial) *cellTrials {
+	i := sort.Search(len(a.cells), func(i int) bool { return a.cells[i].index >= t.cell })
+	return a.cells[i]
+}
+
+// jsonNum is x for JSON: nil (null) when not finite.
+func jsonNum(x float64) any {
+	if !finite(x) {
+		return nil
+	}
+	return x
+}
+
+// trialsView is a page of the trial table: every trial of the group, every hyperparameter and
+// value a column, sorted and filtered on the server so that a page of a large run is exact.
+type trialsView struct {
+	Group   string   `json:"group"`
+	Columns []string `json:"columns"`
+	Kinds   []string `json:"kinds"` // "label", "param" or "value", per column
+	Rows    [][]any  `json:"rows"`
+	Total   int      `json:"total"`   // trials of the group
+	Matched int      `json:"matched"` // after the filter
+	Offset  int      `json:"offset"`
+}
+
+// trials answers ?sort=COLUMN&desc=1&filter=TEXT&offset=N: rows whose method or any
+// category contains TEXT (or, for "COLUMN<X" / "COLUMN>X", whose number compares so), sorted
+// (NaN last), at most maxTrialRows from offset.
+func (a *analysis) trials(q query, v url.Values) (*trialsView, error) {
+	tv := &trialsView{Group: q.group, Columns: []string{"cell", "key", "method", "repeat", "evaluation"}, Kinds: []string{"label", "label", "label", "label", "label"}}
+	for _, p := range a.params {
+		tv.Columns = append(tv.Columns, p.Name)
+		tv.Kinds = append(tv.Kinds, "param")
+	}
+	for _, c := range a.values {
+		tv.Columns = append(tv.Columns, c.Name)
+		tv.Kinds = append(tv.Kinds, "value")
+	}
+	var rows [][]any
+	for _, c := range a.cells {
+		if c.group != q.group {
+			continue
+		}
+		for i := range c.trials {
+			t := &c.trials[i]
+			row := []any{c.index, c.key, methodName(c.method), c.repeat, t.order + 1}
+			for p, col := range a.params {
+				x := t.param(p)
+				if len(col.Cats) > 0 && !math.IsNaN(x) {
+					row = append(row, col.Cats[int(x)])
+				} else {
+					row = append(row, jsonNum(x))
+				}
+			}
+			for k := range a.values {
+				row = append(row, jsonNum(t.value(k)))
+			}
+			rows = append(rows, row)
+		}
+	}
+	tv.Total = len(rows)
+	if f := strings.TrimSpace(v.Get("filter")); f != "" {
+		keep, err := rowFilter(f, tv.Columns)
+		if err != nil {
+			return nil, err
+		}
+		rows = slices.DeleteFunc(rows, func(r []any) bool { return !keep(r) })
+	}
+	tv.Matched = len(rows)
+	if s := v.Get("sort"); s != "" {
+		k := slices.Index(tv.Columns, s)
+		if k < 0 {
+			return nil, fmt.Errorf("sort=%q: no such column", s)
+		}
+		desc := v.Get("desc") == "1"
+		slices.SortStableFunc(rows, func(x, y []any) int { return compareCells(x[k], y[k], desc) })
+	}
+	off, _ := strconv.Atoi(v.Get("offset"))
+	tv.Offset = min(max(off, 0), len(rows))
+	tv.Rows = rows[tv.Offset:min(tv.Offset+maxTrialRows, len(rows))]
+	if tv.Rows == nil {
+		tv.Rows = [][]any{}
+	}
+	return tv, nil
+}
+
+// compareCells orders two table cells: numbers by value, text by text, missing ones last.
+func compareCells(x, y any, desc bool) int {
+	if x == nil || y == nil {
+		switch {
+		case x == nil && y == nil:
+			return 0
+		case x == nil:
+			return 1
+		}
+		return -1
+	}
+	var c int
+	switch xv := x.(type) {
+	case float64:
+		yv, _ := y.(float64)
+		c = cmp.Compare(xv, yv)
+	case int:
+		yv, _ := y.(int)
+		c = cmp.Compare(xv, yv)
+	default:
+		c = strings.Compare(fmt.Sprint(x), fmt.Sprint(y))
+	}
+	if desc {
+		c = -c
+	}
+	return c
+}
+
+// rowFilter parses a filter: "COLUMN<X", "COLUMN>X" (numbers), or text any text cell contains.
+func rowFilter(f string, columns []string) (func([]any) bool, error) {
+	for _, op := range []string{"<", ">"} {
+		if name, num, ok := strings.Cut(f, op); ok {
+			k := slices.Index(columns, strings.TrimSpace(name))
+			x, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if k < 0 || err != nil {
+				return nil, fmt.Errorf("filter %q: want COLUMN%sNUMBER with a column of the table", f, op)
+			}
+			return func(r []any) bool {
+				y, ok := r[k].(float64)
+				if !ok {
+					if i, isInt := r[k].(int); isInt {
+						y, ok = float64(i), true
+					}
+				}
+				return ok && (op == "<" && y < x || op == ">" && y > x)
+			}, nil
+		}
+	}
+	f = strings.ToLower(f)
+	return func(r []any) bool {
+		for _, c := range r {
+			if s, ok := c.(string); ok && strings.Contains(strings.ToLower(s), f) {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// curvesView holds per-step learning curves: one series per cell (a replicate, a trial) of one
+// stored field.
+type curvesView struct {
+	Group   string        `json:"group"`
+	Field   string        `json:"field"`
+	Fields  []string      `json:"fields"`
+	Curves  []curveSeries `json:"curves"`
+	Sampled *sampled      `json:"sampled,omitempty"`
+}
+
+type curveSeries struct {
+	Name string `json:"name"`
+	Step []any  `json:"step"`
+	Y    []any  `json:"y"`
+}
+
+// curveFields are the fields a learning curve shows first, in order of preference.
+var curveFields = []string{"val_loss", "val_acc", "val_metric"}
+
+func (a *analysis) curves(q query, field string) (*curvesView, error) {
+	v := &curvesView{Group: q.group, Curves: []curveSeries{}, Fields: []string{}}
+	var cs []*cellTrials
+	for _, c := range a.cells {
+		if c.group != q.group || len(c.steps) == 0 {
+			continue
+		}
+		cs = append(cs, c)
+		for name := range c.curves {
+			if !slices.Contains(v.Fields, name) {
+				v.Fields = append(v.Fields, name)
+			}
+		}
+	}
+	sort.Strings(v.Fields)
+	if field == "" {
+		for _, f := range curveFields {
+			if slices.Contains(v.Fields, f) {
+				field = f
+				break
+			}
+		}
+		if field == "" && len(v.Fields) > 0 {
+			field = v.Fields[0]
+		}
+	} else if !slices.Contains(v.Fields, field) {
+		return nil, fmt.Errorf("field %q: the curves hold %q", field, v.Fields)
+	}
+	v.Field = field
+	k := stride(len(cs), maxCurves)
+	for i := 0; i < len(cs); i += k {
+		c := cs[i]
+		s := curveSeries{Name: c.key, Step: []any{}, Y: []any{}}
+		ys := c.curves[field]
+		ks := stride(len(ys), maxSteps)
+		for j := 0; j < len(ys); j += ks {
+			s.Step, s.Y = append(s.Step, jsonNum(c.steps[j])), append(s.Y, jsonNum(ys[j]))
+		}
+		v.Curves = append(v.Curves, s)
+	}
+	if k > 1 {
+		v.Sampled = &sampled{Total: len(cs), Shown: len(v.Curves), Stride: k}
+	}
+	return v, nil
+}
+
+// screeningsView is AHSC's screening score (μ) against the final validation objective and
+// test metric of the configurations it kept and trained (N2), per method, with Spearman's ρ.
+type screeningsView struct {
+	Group   string            `json:"group"`
+	Methods []screeningMethod `json:"methods"`
+}
+
+type screeningMethod struct {
+	Method string `json:"method"`
+	// Points are [score, val_objective, test_metric, trained (0/1)]; untrained ones have no
+	// final metrics (null).
+	Points    [][]any  `json:"points"`
+	Screened  int      `json:"screened"`
+	Trained   int      `json:"trained"`
+	RhoTest   *float64 `json:"rho_test"`
+	RhoVal    *float64 `json:"rho_val"`
+	RhoN      int      `json:"rho_n"`
+	Sampled   *sampled `json:"sampled,omitempty"`
+	ScoreName string   `json:"score_name"`
+}
+
+// scoreNames says what each AHSC variant screens by.
+var scoreNames = map[string]string{"ahsc": "μ (strong-convexity estimate)", "ahsc-valloss": "validation loss",
+	"ahsc-hessian": "‖H‖_F²"}
+
+func (a *analysis) screenings(q query) *screeningsView {
+	v := &screeningsView{Group: q.group, Methods: []screeningMethod{}}
+	for _, m := range a.methods(q.group) {
+		var all []screening
+		for _, c := range a.cells {
+			if c.group == q.group && c.method == m {
+				all = append(all, c.screenings...)
+			}
+		}
+		if len(all) == 0 {
+			continue
+		}
+		sm := screeningMethod{Method: methodName(m), Screened: len(all), Points: [][]any{}, ScoreName: cmp.Or(scoreNames[m], "screening score")}
+		var xs, yt, yv []float64
+		for _, s := range all {
+			if s.Trained {
+				sm.Trained++
+				if finite(s.Score) && finite(s.TestMetric) && finite(s.Objective) {
+					xs, yt, yv = append(xs, s.Score), append(yt, s.TestMetric), append(yv, s.Objective)
+				}
+			}
+		}
+		sm.RhoN = len(xs)
+		if r, err := stats.Spearman(xs, yt); err == nil {
+			sm.RhoTest = ptr(r.Rho)
+		}
+		if r, err := stats.Spearman(xs, yv); err == nil {
+			sm.RhoVal = ptr(r.Rho)
+		}
+		// The trained ones are few (N2 per cell) and all kept; the untrained thinned if need be.
+		rest := len(all) - sm.Trained
+		k := stride(rest, maxPoints)
+		j := 0
+		for _, s := range all {
+			if !s.Trained {
+				j++
+				if (j-1)%k != 0 {
+					continue
+				}
+			}
+			tr := 0
+			if s.Trained {
+				tr = 1
+			}
+			sm.Points = append(sm.Points, []any{jsonNum(s.Score), jsonNum(s.Objective), jsonNum(s.TestMetric), tr})
+		}
+		if k > 1 {
+			sm.Sampled = &sampled{Total: len(all), Shown: len(sm.Points), Stride: k}
+		}
+		v.Methods = append(v.Methods, sm)
+	}
+	return v
+}
+
+// gapView is Figure 4.3: every hyper-step of every cell, the regularizer (the stored
+// "distance", √Σ_t‖a_t‖²) against the generalization gap (validation − test accuracy), one
+// series per ζ, with Spearman's ρ over all points.
+type gapView struct {
+	Group   string      `json:"group"`
+	Series  []gapSeries `json:"series"`
+	Rho     *float64    `json:"rho"`
+	N       int         `json:"n"`
+	Sampled *sampled    `json:"sampled,omitempty"`
+}
+
+type gapSeries struct {
+	Name   string  `json:"name"`
+	Points [][]any `json:"points"` // [regularizer, gap, step]
+}
+
+func (a *analysis) gap(q query) *gapView {
+	v := &gapView{Group: q.group, Series: []gapSeries{}}
+	type point struct {
+		x, y, step float64
+		series     string
+	}
+	var pts []point
+	zk := slices.IndexFunc(a.params, func(c column) bool { return c.Name == "zeta" })
+	for _, c := range a.cells {
+		reg, va, te := c.curves["distance"], c.curves["val_acc"], c.curves["test_acc"]
+		if c.group != q.group || reg == nil || va == nil || te == nil {
+			continue
+		}
+		name := methodName(c.method)
+		if zk >= 0 && len(c.trials) == 1 {
+			name = "ζ = " + strconv.FormatFloat(c.trials[0].param(zk), 'g', -1, 64)
+		}
+		for i := range c.steps {
+			if x, y := reg[i], va[i]-te[i]; finite(x) && finite(y) {
+				pts = append(pts, point{x, y, c.steps[i], name})
+			}
+		}
+	}
+	v.N = len(pts)
+	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i], ys[i] = p.x, p.y
+	}
+	if r, err := stats.Spearman(xs, ys); err == nil {
+		v.Rho = ptr(r.Rho)
+	}
+	k := stride(len(pts), maxPoints)
+	for i := 0; i < len(pts); i += k {
+		p := pts[i]
+		j := slices.IndexFunc(v.Series, func(s gapSeries) bool { return s.Name == p.series })
+		if j < 0 {
+			v.Series = append(v.Series, gapSeries{Name: p.series, Points: [][]any{}})
+			j = len(v.Series) - 1
+		}
+		v.Series[j].Points = append(v.Series[j].Points, []any{p.x, p.y, p.step})
+	}
+	if k > 1 {
+		v.Sampled = &sampled{Total: len(pts), Shown: (len(pts) + k - 1) / k, Stride: k}
+	}
+	return v
+}
