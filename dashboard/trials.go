@@ -239,6 +239,9 @@ func (ts *trialSet) parse(c *store.Cell) *cellTrials {
 		}
 	}
 	ct.group = strings.Join(labels, "/")
+	if ct.hidden {
+		return ct // counted, not shown: its columns would be columns of no shown trial
+	}
 	var out cellOutput
 	json.Unmarshal(c.Outcome.Output, &out) // an output of another shape has no evaluations
 	if len(out.Evaluations) > 0 {

@@ -90,6 +90,11 @@
     }
     showProgress(d.progress);
     set("live-done", r.done);
+    const answer = document.getElementById("answer");
+    if (answer && r.status === "unassembled" && document.getElementById("live-done")) {
+      answer.textContent = "Every cell is done, but the run's tables were never assembled: hyperflat report --run " + r.id +
+        " assembles and stores them (this server never writes to the store). Per method, the best of the finished cells:";
+    }
     document.dispatchEvent(new CustomEvent("hyperflat:run", { detail: d }));
     set("done", r.done); set("cells", r.cells); set("failed", r.failed);
     set("running", r.running); set("pending", r.pending); set("retired", r.retired); set("wall", r.wall);

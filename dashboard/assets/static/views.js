@@ -42,14 +42,16 @@
 
   function drawHistory(el, h, noteEl) {
     const series = [];
-    for (const m of h.methods) {
+    const palette = ["#5470c6", "#91cc75", "#3a3f4b", "#fc8452", "#17a2c8", "#fac858", "#9a60b4", "#ea7ccc", "#ee6666", "#73c0de"];
+    for (const [mi, m] of h.methods.entries()) {
+      const color = palette[mi % palette.length];
       const band = m.q75.map((x, i) => (x === null || m.q25[i] === null ? null : x - m.q25[i]));
-      series.push({ name: m.method, type: "line", data: m.step.map((s, i) => [s, m.median[i]]), showSymbol: false, z: 3 });
+      series.push({ name: m.method, type: "line", data: m.step.map((s, i) => [s, m.median[i]]), showSymbol: false, z: 3, color });
       if (m.repeats > 1) {
         series.push({ name: m.method, type: "line", stack: "band-" + m.method, data: m.step.map((s, i) => [s, m.q25[i]]),
-          lineStyle: { opacity: 0 }, showSymbol: false, tooltip: { show: false }, silent: true });
+          lineStyle: { opacity: 0 }, showSymbol: false, tooltip: { show: false }, silent: true, color });
         series.push({ name: m.method, type: "line", stack: "band-" + m.method, data: m.step.map((s, i) => [s, band[i]]),
-          lineStyle: { opacity: 0 }, areaStyle: { opacity: 0.15 }, showSymbol: false, tooltip: { show: false }, silent: true });
+          lineStyle: { opacity: 0 }, areaStyle: { opacity: 0.15 }, showSymbol: false, tooltip: { show: false }, silent: true, color });
       }
     }
     const c = chartOn(el, el.dataset.name || "history");
@@ -57,13 +59,14 @@
       animation: false,
       tooltip: { trigger: "axis", valueFormatter: fmt },
       legend: { type: "scroll", top: 0 },
-      grid: { left: 60, right: 20, top: 30, bottom: 50 },
-      xAxis: { type: "value", name: h.x, nameLocation: "middle", nameGap: 25, minInterval: 1 },
-      yAxis: { type: "value", name: "best " + h.objective + " so far", scale: true },
+      grid: { left: 70, right: 20, top: 30, bottom: 60 },
+      xAxis: { type: "value", name: h.x, nameLocation: "middle", nameGap: 22, minInterval: 1 },
+      yAxis: { type: "value", name: "best " + h.objective + " so far", nameLocation: "middle", nameGap: 50, scale: true },
       dataZoom: zoom,
       series,
     }, true);
     const n = h.methods.reduce((a, m) => Math.max(a, m.repeats), 0);
+    el.dataset.repeats = h.methods.reduce((a, m) => a + m.repeats, 0);
     setNote(noteEl, "Median of the best " + h.objective + " so far (" + dir(h.higher) + ") over " + n +
       " repeats per method, band from the 25th to the 75th percentile; full-fidelity evaluations only." +
       h.methods.map((m) => sampledNote(m.sampled, "steps")).join(""));
@@ -75,7 +78,7 @@
       animation: false,
       tooltip: { trigger: "axis", axisPointer: { type: "shadow" }, valueFormatter: fmt },
       grid: { left: 150, right: 30, top: 10, bottom: 30 },
-      xAxis: { type: "value", name: "η²", max: (m) => Math.max(m.max, 0.05) },
+      xAxis: { type: "value", name: "η²" },
       yAxis: { type: "category", data: ps.map((p) => p.name) },
       series: [{ type: "bar", data: ps.map((p) => p.importance), itemStyle: { color: "#1f77b4" } }],
     }, true);
@@ -124,11 +127,11 @@
       }));
       chartOn(div, "slice:" + p.name).setOption({
         animation: false,
-        title: { text: p.name, left: "center", textStyle: { fontSize: 12 } },
         tooltip: { trigger: "item", formatter: (x) => x.seriesName + "<br>" + p.name + " = " + (p.categories ? p.categories[x.value[0]] : fmt(x.value[0])) + "<br>" + v.objective + " = " + fmt(x.value[1]) },
-        grid: { left: 55, right: 15, top: 30, bottom: 30 },
-        xAxis: p.categories ? { type: "value", min: -0.5, max: p.categories.length - 0.5, interval: 1, axisLabel: { formatter: (x) => p.categories[x] || "" } }
-          : { type: axisType(col), scale: true },
+        grid: { left: 55, right: 15, top: 30, bottom: 40 },
+        legend: i === 0 ? { type: "scroll", top: 0, right: 0, left: 70 } : { show: false },
+        xAxis: Object.assign(p.categories ? { type: "category", data: p.categories } : { type: axisType(col), scale: true },
+          { name: p.name, nameLocation: "middle", nameGap: 22, nameTextStyle: { fontWeight: "bold" } }),
         yAxis: { type: "value", scale: true, name: v.objective },
         series,
       }, true);
@@ -142,9 +145,9 @@
     chartOn(el, "curves").setOption({
       animation: false,
       tooltip: { trigger: "axis", valueFormatter: fmt },
-      grid: { left: 60, right: 20, top: 20, bottom: 50 },
-      xAxis: { type: "value", name: "step", nameLocation: "middle", nameGap: 25 },
-      yAxis: { type: "value", scale: true, name: v.field },
+      grid: { left: 70, right: 20, top: 20, bottom: 60 },
+      xAxis: { type: "value", name: "step", nameLocation: "middle", nameGap: 22 },
+      yAxis: { type: "value", scale: true, name: v.field, nameLocation: "middle", nameGap: 50 },
       dataZoom: zoom,
       series: v.curves.map((c) => ({ name: c.name, type: "line", showSymbol: false, lineStyle: { width: 1 },
         data: c.step.map((s, i) => [s, c.y[i]]) })),
@@ -154,28 +157,30 @@
 
   function drawScreenings(el, v, noteEl) {
     const series = [];
-    let ymin = Infinity;
-    for (const m of v.methods) for (const p of m.points) if (p[2] !== null) ymin = Math.min(ymin, p[2]);
+    let ymin = Infinity, ymax = -Infinity;
+    for (const m of v.methods) for (const p of m.points) if (p[2] !== null) { ymin = Math.min(ymin, p[2]); ymax = Math.max(ymax, p[2]); }
+    // The rug lies just under the lowest trained point.
+    ymin = isFinite(ymin) ? ymin - 0.04 * Math.max(ymax - ymin, 1e-9) : 0;
     for (const m of v.methods) {
       series.push({ name: m.method + ": kept and trained (N2)", type: "scatter", symbolSize: 7,
         data: m.points.filter((p) => p[3] === 1 && p[0] !== null && p[2] !== null).map((p) => [p[0], p[2], p[1]]) });
       // The others were never trained: they have a score and no final metric, drawn as a rug.
       series.push({ name: m.method + ": screened only (no final metric)", type: "scatter", symbol: "rect", symbolSize: [2, 8],
         itemStyle: { color: "#9aa3b5", opacity: 0.6 }, large: true,
-        data: m.points.filter((p) => p[3] === 0 && p[0] !== null).map((p) => [p[0], isFinite(ymin) ? ymin : 0]) });
+        data: m.points.filter((p) => p[3] === 0 && p[0] !== null).map((p) => [p[0], ymin]) });
     }
     chartOn(el, "screenings").setOption({
       animation: false,
       legend: { type: "scroll", top: 0 },
       tooltip: { trigger: "item", formatter: (x) => x.seriesName + "<br>score = " + fmt(x.value[0]) + (x.value.length > 2 ? "<br>test metric = " + fmt(x.value[1]) + "<br>val objective = " + fmt(x.value[2]) : "") },
-      grid: { left: 60, right: 20, top: 40, bottom: 55 },
+      grid: { left: 70, right: 20, top: 40, bottom: 60 },
       xAxis: { type: "value", scale: true, name: v.methods.map((m) => m.score_name).join(" / "), nameLocation: "middle", nameGap: 25 },
-      yAxis: { type: "value", scale: true, name: "final test metric" },
+      yAxis: { type: "value", scale: true, name: "final test metric", nameLocation: "middle", nameGap: 45 },
       dataZoom: zoom,
       series,
     }, true);
     setNote(noteEl, v.methods.map((m) => m.method + ": " + m.screened + " screened, " + m.trained + " trained; Spearman ρ(score, test metric) = " +
-      fmt(m.rho_test) + ", ρ(score, validation objective) = " + fmt(m.rho_val) + " over " + m.rho_n + " trained" + sampledNote(m.sampled, "screenings")).join("; ") + ".");
+      fmt(m.rho_test) + ", ρ(score, validation objective) = " + fmt(m.rho_val) + " over " + m.rho_n + " trained (the validation objective is what the search minimised)" + sampledNote(m.sampled, "screenings")).join("; ") + ".");
   }
 
   function drawGap(el, v, noteEl) {
@@ -183,9 +188,9 @@
       animation: false,
       legend: { type: "scroll", top: 0 },
       tooltip: { trigger: "item", formatter: (x) => x.seriesName + ", hyper-step " + x.value[2] + "<br>regularizer = " + fmt(x.value[0]) + "<br>gap = " + fmt(x.value[1]) },
-      grid: { left: 60, right: 20, top: 40, bottom: 55 },
+      grid: { left: 70, right: 20, top: 40, bottom: 60 },
       xAxis: { type: "log", name: "regularizer √Σ‖a_t‖² (log scale)", nameLocation: "middle", nameGap: 25 },
-      yAxis: { type: "value", scale: true, name: "validation − test accuracy" },
+      yAxis: { type: "value", scale: true, name: "validation − test accuracy", nameLocation: "middle", nameGap: 45 },
       dataZoom: zoom,
       series: v.series.map((s) => ({ name: s.name, type: "scatter", symbolSize: 4, large: true, data: s.points })),
     }, true);
