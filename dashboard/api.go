@@ -75,7 +75,7 @@ func (s *Server) handleView(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	sum, err := s.cellSummary(r.Context(), run)
+	sum, err := s.cellSummary(r.Context(), run, true)
 	if err != nil {
 		s.fail(w, err)
 		return

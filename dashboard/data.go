@@ -234,12 +234,15 @@ type runKey struct {
 // worker changes the worker table without changing the counts.
 const cellsTTL = 5 * time.Second
 
-func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, error) {
+// cellSummary is the run's summary; with trials, its parsed trials too (the interactive
+// views, and the partial results of a run without its result), which a finished run's page
+// does without: parsing a paper-scale run's evaluations costs more than reading them.
+func (s *Server) cellSummary(ctx context.Context, r store.Run, trials bool) (*cellSummary, error) {
 	key := runKey{r.Cells, r.Done, r.Failed, r.Running, r.Finished, r.CellSeconds}
 	cached := func() *cellSummary {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL {
+		if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL && (!trials || e.sum.analysis != nil) {
 			return e.sum
 		}
 		return nil
@@ -261,14 +264,16 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, er
 		return nil, err
 	}
 	sum := &cellSummary{Workers: []workerView{}, Failures: []failureView{}}
-	// Only the holder of cellsRead updates a run's trials: parsed once per completed cell.
-	ts := s.trials[r.ID]
-	if ts == nil {
-		ts = newTrialSet()
-		s.trials[r.ID] = ts
+	if trials {
+		// Only the holder of cellsRead updates a run's trials: parsed once per completed cell.
+		ts := s.trials[r.ID]
+		if ts == nil {
+			ts = newTrialSet()
+			s.trials[r.ID] = ts
+		}
+		ts.update(cells)
+		sum.analysis = ts.snapshot(r.Experiment)
 	}
-	ts.update(cells)
-	sum.analysis = ts.snapshot(r.Experiment)
 	byName := map[string]*workerView{}
 	for _, c := range cells {
 		if c.Status == store.Failed {
@@ -369,12 +374,17 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 	if err != nil {
 		return nil, err
 	}
-	sum, err := s.cellSummary(ctx, r)
+	// The partial results are shown until the run has its result. The page does not wait for
+	// the trials to be parsed (a paper-scale run's first parse takes longer than its page may):
+	// it shows them when they are, and the event stream, which parses them, brings them.
+	sum, err := s.cellSummary(ctx, r, !r.HasResult && use == forEvents)
 	if err != nil {
 		return nil, err
 	}
-	d := &runDetail{Run: s.view(r), Workers: sum.Workers, FailedAll: len(sum.Failures), Tables: []tableView{},
-		Progress: sum.analysis.progress()}
+	d := &runDetail{Run: s.view(r), Workers: sum.Workers, FailedAll: len(sum.Failures), Tables: []tableView{}}
+	if sum.analysis != nil {
+		d.Progress = sum.analysis.progress()
+	}
 	d.Pages = max(1, (len(sum.Failures)+failuresPerPage-1)/failuresPerPage)
 	d.Page = min(max(pageNo, 1), d.Pages)
 	lo := (d.Page - 1) * failuresPerPage

@@ -154,6 +154,27 @@ func (ts *trialSet) setParam(t *trial, name, text string) {
 	t.params[k] = float64(c)
 }
 
+// nanSlice is n NaNs.
+func nanSlice(n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = math.NaN()
+	}
+	return s
+}
+
+// setValueB is setValue with the name as bytes, looked up without a copy.
+func (ts *trialSet) setValueB(t *trial, name []byte, x float64) {
+	k, ok := ts.vIndex[string(name)]
+	if !ok {
+		k = ts.valueIndex(string(name))
+	}
+	for len(t.values) <= k {
+		t.values = append(t.values, math.NaN())
+	}
+	t.values[k] = x
+}
+
 func (ts *trialSet) setValue(t *trial, name string, x float64) {
 	k := ts.valueIndex(name)
 	for len(t.values) <= k {
@@ -192,7 +213,7 @@ func number(raw json.RawMessage) (float64, bool) {
 
 // cellOutput is the part of a cell's output the trials are read from.
 type cellOutput struct {
-	Evaluations []map[string]json.RawMessage `json:"evaluations"`
+	Evaluations json.RawMessage              `json:"evaluations"`
 	History     []map[string]json.RawMessage `json:"history"`
 	Screenings  []struct {
 		Score      json.RawMessage `json:"score"`
@@ -242,34 +263,42 @@ func (ts *trialSet) parse(c *store.Cell) *cellTrials {
 	if ct.hidden {
 		return ct // counted, not shown: its columns would be columns of no shown trial
 	}
+	// The output's members are found without decoding it whole: the evaluations, by far its
+	// largest part, are read in place.
 	var out cellOutput
-	json.Unmarshal(c.Outcome.Output, &out) // an output of another shape has no evaluations
-	if len(out.Evaluations) > 0 {
-		for k, ev := range out.Evaluations {
-			t := trial{cell: c.Index, order: k}
-			names := make([]string, 0, len(ev))
-			for name := range ev {
-				names = append(names, name)
-			}
-			sort.Strings(names) // columns appear in one order whatever the map's
-			for _, name := range names {
-				raw := ev[name]
-				if name == "config" {
-					var s string
-					json.Unmarshal(raw, &s)
-					for _, f := range strings.Fields(s) {
-						if p, v, ok := strings.Cut(f, "="); ok {
-							ts.setParam(&t, p, v)
-						}
-					}
-					continue
-				}
-				if x, ok := number(raw); ok {
-					ts.setValue(&t, name, x)
-				}
-			}
-			ct.trials = append(ct.trials, t)
+	eachMember(c.Outcome.Output, skipSpace(c.Outcome.Output, 0), func(key, raw []byte) {
+		switch string(key) {
+		case "evaluations":
+			out.Evaluations = raw
+		case "history":
+			json.Unmarshal(raw, &out.History) // another shape is no history
+		case "screenings":
+			json.Unmarshal(raw, &out.Screenings)
 		}
+	})
+	if len(out.Evaluations) > 0 && out.Evaluations[0] == '[' { // an output of another shape has none
+		var t trial
+		start := func() {
+			t = trial{cell: c.Index, order: len(ct.trials), params: nanSlice(len(ts.params)), values: nanSlice(len(ts.values))}
+		}
+		start()
+		eachFlatObject(out.Evaluations, func(key, raw []byte) {
+			if string(key) == "config" {
+				s, _ := stringValue(raw)
+				for _, f := range strings.Fields(s) {
+					if p, v, ok := strings.Cut(f, "="); ok {
+						ts.setParam(&t, p, v)
+					}
+				}
+				return
+			}
+			if x, ok := number(raw); ok {
+				ts.setValueB(&t, key, x)
+			}
+		}, func() {
+			ct.trials = append(ct.trials, t)
+			start()
+		})
 	} else {
 		t := trial{cell: c.Index}
 		for _, name := range numeric {

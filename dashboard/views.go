@@ -56,8 +56,10 @@ type analysis struct {
 	params     []column
 	values     []column
 	hidden     int
-	memo       sync.Map // view+query → []byte
-	memoLen    atomic.Int32
+	// failedK and fidelityK are the value columns "failed" and "fidelity" (-1: none).
+	failedK, fidelityK int
+	memo               sync.Map // view+query → []byte
+	memoLen            atomic.Int32
 	// progress is computed once per snapshot: every event stream of the run sends it.
 	progressOnce sync.Once
 	progressMemo *progressView
@@ -79,6 +81,7 @@ func (ts *trialSet) snapshot(experiment string) *analysis {
 	for _, c := range ts.values {
 		a.values = append(a.values, column{Name: c.Name})
 	}
+	a.failedK, a.fidelityK = a.valueIndex("failed"), a.valueIndex("fidelity")
 	return a
 }
 
@@ -155,11 +158,11 @@ func (a *analysis) counted(t *trial, q query) bool {
 	if q.objective < 0 || !finite(t.value(q.objective)) {
 		return false
 	}
-	if k := a.valueIndex("failed"); k >= 0 && t.value(k) == 1 {
+	if a.failedK >= 0 && t.value(a.failedK) == 1 {
 		return false
 	}
-	if k := a.valueIndex("fidelity"); k >= 0 {
-		if f := t.value(k); !math.IsNaN(f) && f < 1 {
+	if a.fidelityK >= 0 {
+		if f := t.value(a.fidelityK); !math.IsNaN(f) && f < 1 {
 			return false
 		}
 	}
@@ -429,11 +432,16 @@ func (a *analysis) importance(q query) *importanceView {
 		}
 	}
 	v.Trials = len(ts)
+	ys := make([]float64, len(ts))
+	for i, t := range ts {
+		ys[i] = t.value(q.objective)
+	}
 	for k, p := range a.params {
 		var idx []int
+		var xs []float64
 		for i, t := range ts {
-			if !math.IsNaN(t.param(k)) {
-				idx = append(idx, i)
+			if x := t.param(k); !math.IsNaN(x) {
+				idx, xs = append(idx, i), append(xs, x)
 			}
 		}
 		if len(idx) < 2 {
@@ -442,33 +450,32 @@ func (a *analysis) importance(q query) *importanceView {
 		bin := make([]int, len(idx))
 		nb := 0
 		if len(p.Cats) > 0 {
-			for j, i := range idx {
-				bin[j] = int(ts[i].param(k))
+			for j, x := range xs {
+				bin[j] = int(x)
 			}
 			nb = len(p.Cats)
 		} else {
-			order := slices.Clone(idx)
-			sort.SliceStable(order, func(x, y int) bool { return ts[order[x]].param(k) < ts[order[y]].param(k) })
-			nb = min(importanceBin, len(order))
-			pos := make(map[int]int, len(order))
-			for r, i := range order {
-				pos[i] = r * nb / len(order)
+			// Equal-count bins by rank; a stable sort keeps ties in trial order.
+			order := make([]int, len(idx))
+			for j := range order {
+				order[j] = j
 			}
-			for j, i := range idx {
-				bin[j] = pos[i]
+			slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(xs[x], xs[y]) })
+			nb = min(importanceBin, len(order))
+			for r, j := range order {
+				bin[j] = r * nb / len(order)
 			}
 		}
 		sum, sumB, cnt := 0.0, make([]float64, nb), make([]int, nb)
 		for j, i := range idx {
-			y := ts[i].value(q.objective)
-			sum += y
-			sumB[bin[j]] += y
+			sum += ys[i]
+			sumB[bin[j]] += ys[i]
 			cnt[bin[j]]++
 		}
 		mean := sum / float64(len(idx))
 		total, between := 0.0, 0.0
 		for _, i := range idx {
-			d := ts[i].value(q.objective) - mean
+			d := ys[i] - mean
 			total += d * d
 		}
 		used := 0
@@ -582,84 +589,121 @@ func (a *analysis) trials(q query, v url.Values) (*trialsView, error) {
 		tv.Columns = append(tv.Columns, c.Name)
 		tv.Kinds = append(tv.Kinds, "value")
 	}
-	var rows [][]any
+	type ref struct {
+		c *cellTrials
+		t *trial
+	}
+	var refs []ref
 	for _, c := range a.cells {
 		if c.group != q.group {
 			continue
 		}
 		for i := range c.trials {
-			t := &c.trials[i]
-			row := []any{c.index, c.key, methodName(c.method), c.repeat, t.order + 1}
-			for p, col := range a.params {
-				x := t.param(p)
-				if len(col.Cats) > 0 && !math.IsNaN(x) {
-					row = append(row, col.Cats[int(x)])
-				} else {
-					row = append(row, jsonNum(x))
-				}
-			}
-			for k := range a.values {
-				row = append(row, jsonNum(t.value(k)))
-			}
-			rows = append(rows, row)
+			refs = append(refs, ref{c, &c.trials[i]})
 		}
 	}
-	tv.Total = len(rows)
+	np := len(a.params)
+	// cell is column k of a trial: a number (NaN when missing) or a text.
+	cell := func(r ref, k int) (float64, string, bool) {
+		switch {
+		case k == 0:
+			return float64(r.c.index), "", false
+		case k == 1:
+			return 0, r.c.key, true
+		case k == 2:
+			return 0, methodName(r.c.method), true
+		case k == 3:
+			return float64(r.c.repeat), "", false
+		case k == 4:
+			return float64(r.t.order + 1), "", false
+		case k < 5+np:
+			x := r.t.param(k - 5)
+			if cats := a.params[k-5].Cats; len(cats) > 0 {
+				if math.IsNaN(x) {
+					return math.NaN(), "", false
+				}
+				return 0, cats[int(x)], true
+			}
+			return x, "", false
+		}
+		return r.t.value(k - 5 - np), "", false
+	}
+	tv.Total = len(refs)
 	if f := strings.TrimSpace(v.Get("filter")); f != "" {
-		keep, err := rowFilter(f, tv.Columns)
+		keep, err := rowFilter(f, tv.Columns, func(r int, k int) (float64, string, bool) { return cell(refs[r], k) })
 		if err != nil {
 			return nil, err
 		}
-		rows = slices.DeleteFunc(rows, func(r []any) bool { return !keep(r) })
+		kept := refs[:0:0]
+		for i, r := range refs {
+			if keep(i) {
+				kept = append(kept, r)
+			}
+		}
+		refs = kept
 	}
-	tv.Matched = len(rows)
+	tv.Matched = len(refs)
 	if s := v.Get("sort"); s != "" {
 		k := slices.Index(tv.Columns, s)
 		if k < 0 {
 			return nil, fmt.Errorf("sort=%q: no such column", s)
 		}
 		desc := v.Get("desc") == "1"
-		slices.SortStableFunc(rows, func(x, y []any) int { return compareCells(x[k], y[k], desc) })
+		type keyed struct {
+			x    float64
+			text string
+			r    ref
+		}
+		ks := make([]keyed, len(refs))
+		for i, r := range refs {
+			x, text, _ := cell(r, k)
+			ks[i] = keyed{x, text, r}
+		}
+		slices.SortStableFunc(ks, func(p, q keyed) int {
+			// Missing numbers last, whichever the direction.
+			if pn, qn := math.IsNaN(p.x), math.IsNaN(q.x); pn || qn {
+				switch {
+				case pn && qn:
+					return 0
+				case pn:
+					return 1
+				}
+				return -1
+			}
+			c := cmp.Compare(p.x, q.x)
+			if c == 0 {
+				c = strings.Compare(p.text, q.text)
+			}
+			if desc {
+				c = -c
+			}
+			return c
+		})
+		for i := range ks {
+			refs[i] = ks[i].r
+		}
 	}
 	off, _ := strconv.Atoi(v.Get("offset"))
-	tv.Offset = min(max(off, 0), len(rows))
-	tv.Rows = rows[tv.Offset:min(tv.Offset+maxTrialRows, len(rows))]
-	if tv.Rows == nil {
-		tv.Rows = [][]any{}
+	tv.Offset = min(max(off, 0), len(refs))
+	tv.Rows = [][]any{}
+	for _, r := range refs[tv.Offset:min(tv.Offset+maxTrialRows, len(refs))] {
+		row := make([]any, len(tv.Columns))
+		for k := range row {
+			x, text, isText := cell(r, k)
+			if isText {
+				row[k] = text
+			} else {
+				row[k] = jsonNum(x)
+			}
+		}
+		tv.Rows = append(tv.Rows, row)
 	}
 	return tv, nil
 }
 
-// compareCells orders two table cells: numbers by value, text by text, missing ones last.
-func compareCells(x, y any, desc bool) int {
-	if x == nil || y == nil {
-		switch {
-		case x == nil && y == nil:
-			return 0
-		case x == nil:
-			return 1
-		}
-		return -1
-	}
-	var c int
-	switch xv := x.(type) {
-	case float64:
-		yv, _ := y.(float64)
-		c = cmp.Compare(xv, yv)
-	case int:
-		yv, _ := y.(int)
-		c = cmp.Compare(xv, yv)
-	default:
-		c = strings.Compare(fmt.Sprint(x), fmt.Sprint(y))
-	}
-	if desc {
-		c = -c
-	}
-	return c
-}
-
-// rowFilter parses a filter: "COLUMN<X", "COLUMN>X" (numbers), or text any text cell contains.
-func rowFilter(f string, columns []string) (func([]any) bool, error) {
+// rowFilter parses a filter: "COLUMN<X", "COLUMN>X" (numbers), or text that some text cell of
+// the row contains (case aside). cell reads row r's column k.
+func rowFilter(f string, columns []string, cell func(r, k int) (float64, string, bool)) (func(r int) bool, error) {
 	for _, op := range []string{"<", ">"} {
 		if name, num, ok := strings.Cut(f, op); ok {
 			k := slices.Index(columns, strings.TrimSpace(name))
@@ -667,21 +711,16 @@ func rowFilter(f string, columns []string) (func([]any) bool, error) {
 			if k < 0 || err != nil {
 				return nil, fmt.Errorf("filter %q: want COLUMN%sNUMBER with a column of the table", f, op)
 			}
-			return func(r []any) bool {
-				y, ok := r[k].(float64)
-				if !ok {
-					if i, isInt := r[k].(int); isInt {
-						y, ok = float64(i), true
-					}
-				}
-				return ok && (op == "<" && y < x || op == ">" && y > x)
+			return func(r int) bool {
+				y, _, isText := cell(r, k)
+				return !isText && (op == "<" && y < x || op == ">" && y > x)
 			}, nil
 		}
 	}
 	f = strings.ToLower(f)
-	return func(r []any) bool {
-		for _, c := range r {
-			if s, ok := c.(string); ok && strings.Contains(strings.ToLower(s), f) {
+	return func(r int) bool {
+		for k := range columns {
+			if _, text, isText := cell(r, k); isText && strings.Contains(strings.ToLower(text), f) {
 				return true
 			}
 		}

@@ -75,7 +75,7 @@ func TestTrialsGeneric(t *testing.T) {
 	if want := []string{"lr", "act", "zeta"}; !reflect.DeepEqual(params, want) {
 		t.Errorf("params %q, want %q", params, want)
 	}
-	if want := []string{"failed", "hessian_trace", "test_metric", "val_metric", "test_acc"}; !reflect.DeepEqual(values, want) {
+	if want := []string{"val_metric", "hessian_trace", "failed", "test_metric", "test_acc"}; !reflect.DeepEqual(values, want) {
 		t.Errorf("values %q, want %q", values, want)
 	}
 	if got := a.params[1].Cats; !reflect.DeepEqual(got, []string{"relu", "tanh"}) {
@@ -225,5 +225,25 @@ func TestWhiteBoxViews(t *testing.T) {
 	cv, err := w.curves(mustQuery(t, w, nil), "")
 	if err != nil || cv.Field != "val_acc" || len(cv.Curves) != 2 || len(cv.Curves[0].Y) != 3 {
 		t.Errorf("curves %+v, %v", cv, err)
+	}
+}
+
+// TestFlatJSON: the in-place reader gives every member of every evaluation, nested values
+// whole and escapes decoded, and a truncated or malformed output ends it without a panic.
+func TestFlatJSON(t *testing.T) {
+	doc := `[{"config":"a=1 b=x\"y","v":1.5e-3,"nested":{"k":[1,"]"]},"s":"NaN","t":true} , {"config":"a=2"}]`
+	var got []string
+	ends := 0
+	err := eachFlatObject([]byte(doc), func(key, raw []byte) { got = append(got, string(key)+"="+string(raw)) }, func() { ends++ })
+	want := []string{`config="a=1 b=x\"y"`, `v=1.5e-3`, `nested={"k":[1,"]"]}`, `s="NaN"`, `t=true`, `config="a=2"`}
+	if err != nil || ends != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("members %q, %d objects, %v; want %q", got, ends, err, want)
+	}
+	if s, ok := stringValue([]byte(`"a=1 b=x\"y"`)); !ok || s != `a=1 b=x"y` {
+		t.Errorf("escaped string: %q", s)
+	}
+	for i := range len(doc) {
+		eachFlatObject([]byte(doc[:i]), func(key, raw []byte) {}, func() {})
+		eachFlatObject([]byte(doc[i:]), func(key, raw []byte) {}, func() {})
 	}
 }

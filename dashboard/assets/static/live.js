@@ -65,6 +65,9 @@
     const table = document.getElementById("live-table");
     if (!table || !p) return;
     const fmt = (x) => (x === null || x === undefined ? "" : Number(x.toPrecision(4)).toString());
+    document.getElementById("live-best").textContent = p.objective ?
+      "best " + p.objective + " so far (" + (p.higher ? "higher" : "lower") + " is better)" : "best so far";
+    document.getElementById("live-metric").textContent = "median " + (p.metric || "");
     const tbody = table.tBodies[0];
     tbody.replaceChildren();
     for (const row of p.rows) {
