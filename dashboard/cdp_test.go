@@ -26,6 +26,8 @@ type cdp struct {
 	session string
 	// requests are the URLs the page asked for; failed the ones answered 400 or more.
 	requests, failed []string
+	// errors are the page's exceptions and console errors (a CSP violation among them).
+	errors []string
 	loads            int // Page.loadEventFired so far
 }
 
@@ -46,8 +48,14 @@ func startCDP(t *testing.T, bin string) *cdp {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Not t.TempDir: Chromium's helper processes may still write there for a moment after it
+	// exits, which TempDir's cleanup reports as a failure.
+	profile, err := os.MkdirTemp("", "hyperflat-chromium-*")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-		"--hide-scrollbars", "--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "about:blank")
+		"--hide-scrollbars", "--user-data-dir="+profile, "--remote-debugging-pipe", "about:blank")
 	cmd.ExtraFiles = []*os.File{toChrome, fromChrome} // fds 3 and 4
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -56,9 +64,24 @@ func startCDP(t *testing.T, bin string) *cdp {
 	fromChrome.Close()
 	c := &cdp{t: t, cmd: cmd, w: ourEnd, waiting: map[int]chan cdpReply{}}
 	t.Cleanup(func() {
+		// Browser.close ends Chromium with its helpers; the kill is for one that hangs.
+		msg, _ := json.Marshal(map[string]any{"id": 1 << 30, "method": "Browser.close", "params": map[string]any{}})
+		ourEnd.Write(append(msg, 0))
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
 		ourEnd.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 	go c.read(bufio.NewReader(theirEnd))
 	var target struct{ TargetID string }
@@ -66,7 +89,7 @@ func startCDP(t *testing.T, bin string) *cdp {
 	var att struct{ SessionID string }
 	c.call("Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
 	c.session = att.SessionID
-	for _, m := range []string{"Page.enable", "Network.enable", "Runtime.enable"} {
+	for _, m := range []string{"Page.enable", "Network.enable", "Runtime.enable", "Log.enable"} {
 		c.call(m, nil, nil)
 	}
 	c.call("Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
@@ -109,6 +132,23 @@ func (c *cdp) read(r *bufio.Reader) {
 			json.Unmarshal(m.Params, &p)
 			if p.Response.Status >= 400 {
 				c.failed = append(c.failed, fmt.Sprintf("%s: %d", p.Response.URL, p.Response.Status))
+			}
+		case m.Method == "Runtime.exceptionThrown":
+			var p struct {
+				ExceptionDetails struct {
+					Text      string
+					Exception struct{ Description string }
+				}
+			}
+			json.Unmarshal(m.Params, &p)
+			c.errors = append(c.errors, p.ExceptionDetails.Text+" "+p.ExceptionDetails.Exception.Description)
+		case m.Method == "Log.entryAdded":
+			var p struct {
+				Entry struct{ Level, Source, Text, URL string }
+			}
+			json.Unmarshal(m.Params, &p)
+			if p.Entry.Level == "error" {
+				c.errors = append(c.errors, p.Entry.Source+": "+p.Entry.Text+" "+p.Entry.URL)
 			}
 		case m.Method == "Page.loadEventFired":
 			c.loads++
@@ -212,6 +252,15 @@ func (c *cdp) truthy(what, expr string, limit time.Duration) {
 		c.eval("Boolean("+expr+")", &ok)
 		return ok
 	})
+}
+
+// hover moves the mouse to the centre of the element selected by css (a chart's tooltip).
+func (c *cdp) hover(css string) {
+	c.t.Helper()
+	var p struct{ X, Y float64 }
+	c.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.scrollIntoView(); const r = e.getBoundingClientRect();
+		return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })()`, css), &p)
+	c.call("Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": p.X, "y": p.Y}, nil)
 }
 
 // screenshot writes the element selected by css, scrolled into view, as a PNG.

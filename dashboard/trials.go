@@ -20,7 +20,9 @@ import (
 //     "+Inf", "-Inf"; booleans as 0 and 1) a value column, so that a field added to the
 //     evaluations later shows as a column without a change here;
 //   - any other cell is one trial: its numeric configuration fields (ζ, …) are the
-//     hyperparameters and its stored metrics the values.
+//     hyperparameters and its stored metrics the values;
+//   - a "history" array of objects with a "step" (in the output, else the cell's stored
+//     history) gives the cell's learning curves, one per numeric field.
 //
 // A cell's string configuration fields name its group (the dataset: methods compare within
 // one) and its method; "repeat" or "replicate" its repeat. A cell whose configuration says
@@ -313,6 +315,10 @@ func (ts *trialSet) parse(c *store.Cell) *cellTrials {
 			ts.setValue(&t, name, c.Outcome.Metrics[name])
 		}
 		ct.trials = []trial{t}
+	}
+	if out.History == nil && len(c.Outcome.History) > 0 {
+		// The store's own per-step record, where the output has none.
+		json.Unmarshal(c.Outcome.History, &out.History) // another shape is no history
 	}
 	for _, h := range out.History {
 		step, ok := number(h["step"])

@@ -239,6 +239,11 @@ func TestBrowserViews(t *testing.T) {
 	c.eval(`[...document.querySelectorAll("#trials-table th")].find((th) => th.textContent === "val_metric").click()`, nil)
 	c.truthy("the trial table sorted by val_metric", `document.querySelector("#trials-table th.sorted")`, 10*time.Second)
 
+	// A tooltip shows on hover.
+	c.hover("#chart-history")
+	c.truthy("the history's tooltip", `[...document.querySelectorAll("#chart-history div")].some((d) => d.style.display !== "none" && d.textContent.includes("random"))`, 5*time.Second)
+	c.screenshot("#chart-history", filepath.Join(shotsDir(t), "history-tooltip.png"))
+
 	// The importances are the same on a second load.
 	importance := `JSON.stringify([window.hyperflatCharts.importance.getOption().yAxis[0].data, window.hyperflatCharts.importance.getOption().series[0].data])`
 	var imp1, imp2 string
@@ -282,6 +287,9 @@ func TestBrowserViews(t *testing.T) {
 	}
 	if len(c.requests) < 10 {
 		t.Errorf("only %d requests seen: the DevTools network log is not working", len(c.requests))
+	}
+	for _, e := range c.errors {
+		t.Errorf("the page logged an error: %s", e)
 	}
 	for _, f := range c.failed {
 		t.Errorf("request failed: %s", f)

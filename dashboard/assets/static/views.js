@@ -129,7 +129,7 @@
         animation: false,
         tooltip: { trigger: "item", formatter: (x) => x.seriesName + "<br>" + p.name + " = " + (p.categories ? p.categories[x.value[0]] : fmt(x.value[0])) + "<br>" + v.objective + " = " + fmt(x.value[1]) },
         grid: { left: 55, right: 15, top: 30, bottom: 40 },
-        legend: i === 0 ? { type: "scroll", top: 0, right: 0, left: 70 } : { show: false },
+        legend: i === 0 ? { type: "scroll", top: 0, right: 0, left: 110 } : { show: false },
         xAxis: Object.assign(p.categories ? { type: "category", data: p.categories } : { type: axisType(col), scale: true },
           { name: p.name, nameLocation: "middle", nameGap: 22, nameTextStyle: { fontWeight: "bold" } }),
         yAxis: { type: "value", scale: true, name: v.objective },
