@@ -28,7 +28,7 @@ type cdp struct {
 	requests, failed []string
 	// errors are the page's exceptions and console errors (a CSP violation among them).
 	errors []string
-	loads            int // Page.loadEventFired so far
+	loads  int // Page.loadEventFired so far
 }
 
 type cdpReply struct {
