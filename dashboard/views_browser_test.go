@@ -200,6 +200,7 @@ func TestBrowserViews(t *testing.T) {
 		return false
 	})
 	t.Logf("history grew from %d to %d repeats at %d of %d cells", first, repeats(), grewAt, total)
+	c.screenshot("#headline", filepath.Join(shotsDir(t), "live-midrun.png"))
 	if err := <-worker; err != nil {
 		t.Fatal(err)
 	}
