@@ -160,6 +160,11 @@ func (a *analysis) counted(t *trial, q query) bool {
 	if a.failedK >= 0 && t.value(a.failedK) == 1 {
 		return false
 	}
+	return a.fullFidelity(t)
+}
+
+// fullFidelity reports whether a trial is a full evaluation (not one of BOHB's lower rungs).
+func (a *analysis) fullFidelity(t *trial) bool {
 	if a.fidelityK >= 0 {
 		if f := t.value(a.fidelityK); !math.IsNaN(f) && f < 1 {
 			return false
@@ -325,19 +330,29 @@ func (a *analysis) history(q query) *historyView {
 			if c.group != q.group || c.method != m {
 				continue
 			}
+			// Step k is the k-th full evaluation, failed ones included: they spent budget
+			// and carry the best so far (none before the first success).
 			var best []float64
+			found := false
 			for i := range c.trials {
 				t := &c.trials[i]
-				if !a.counted(t, q) {
+				if !a.fullFidelity(t) {
 					continue
 				}
-				y := t.value(q.objective)
-				if n := len(best); n > 0 && !q.better(y, best[n-1]) {
+				y, n := t.value(q.objective), len(best)
+				switch {
+				case !a.counted(t, q) && n > 0:
 					y = best[n-1]
+				case !a.counted(t, q):
+					y = math.NaN()
+				case n > 0 && !math.IsNaN(best[n-1]) && !q.better(y, best[n-1]):
+					y = best[n-1]
+				default:
+					found = true
 				}
 				best = append(best, y)
 			}
-			if len(best) > 0 {
+			if found {
 				runs = append(runs, best)
 				cellSeries = append(cellSeries, best[len(best)-1])
 			}
@@ -370,7 +385,7 @@ func (a *analysis) history(q query) *historyView {
 			col = col[:0]
 			for _, r := range runs {
 				// A repeat that ended early keeps its last best: it is still the best it found.
-				if len(r) > 0 {
+				if len(r) > 0 && !math.IsNaN(r[min(s, len(r)-1)]) {
 					col = append(col, r[min(s, len(r)-1)])
 				}
 			}

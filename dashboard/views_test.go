@@ -145,9 +145,14 @@ func TestHistoryHandDerived(t *testing.T) {
 		doneCell(0, "r0", `{"dataset":"d","method":"m","repeat":0}`, evals("x=1|1", "x=1|100|0.5", "x=1|3", "x=1|2"), nil),
 		doneCell(1, "r1", `{"dataset":"d","method":"m","repeat":1}`, evals("x=1|2", "x=1|2", "x=1|5"), nil),
 		doneCell(2, "r2", `{"dataset":"d","method":"m","repeat":2}`, evals("x=1|0", "x=1|4"), nil),
+		// A failed first evaluation: no best at step 1, then 7 from step 2.
+		doneCell(3, "r3", `{"dataset":"d","method":"other","repeat":0}`, evals("x=1|\"NaN\"", "x=1|7"), nil),
 	)
 	h := a.history(mustQuery(t, a, nil))
-	if len(h.Methods) != 1 {
+	if len(h.Methods) != 2 || h.Methods[1].Median[0] != nil || *h.Methods[1].Median[1] != 7 || h.Methods[1].N[0] != 0 {
+		t.Errorf("a failed first evaluation: %+v", h.Methods)
+	}
+	if len(h.Methods) < 1 {
 		t.Fatalf("history %+v", h)
 	}
 	m := h.Methods[0]
