@@ -221,6 +221,9 @@ type cellsEntry struct {
 	key runKey
 	at  time.Time
 	sum *cellSummary
+	// kept are the cells read without their trials parsed, for the views that a page's load
+	// asks for next: they parse these instead of reading the run again.
+	kept []store.Cell
 }
 
 // runKey is what changes whenever a cell is claimed, completed or failed.
@@ -259,9 +262,18 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run, trials bool) (*ce
 	if sum := cached(); sum != nil {
 		return sum, nil
 	}
-	cells, err := s.st.Cells(ctx, r.ID)
-	if err != nil {
-		return nil, err
+	var cells []store.Cell
+	at := time.Now()
+	s.mu.Lock()
+	if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL && e.kept != nil {
+		cells, at = e.kept, e.at
+	}
+	s.mu.Unlock()
+	if cells == nil {
+		var err error
+		if cells, err = s.st.Cells(ctx, r.ID); err != nil {
+			return nil, err
+		}
 	}
 	sum := &cellSummary{Workers: []workerView{}, Failures: []failureView{}}
 	if trials {
@@ -309,7 +321,11 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run, trials bool) (*ce
 	}
 	sort.Slice(sum.Workers, func(i, j int) bool { return sum.Workers[i].Name < sum.Workers[j].Name })
 	s.mu.Lock()
-	s.cells[r.ID] = &cellsEntry{key: key, at: time.Now(), sum: sum}
+	e := &cellsEntry{key: key, at: at, sum: sum}
+	if !trials {
+		e.kept = cells
+	}
+	s.cells[r.ID] = e
 	s.mu.Unlock()
 	return sum, nil
 }
