@@ -282,7 +282,9 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run, trials bool) (*ce
 		if ts == nil {
 			ts = newTrialSet()
 			s.trials[r.ID] = ts
+			s.evictTrials(r.ID)
 		}
+		ts.used = time.Now()
 		ts.update(cells)
 		sum.analysis = ts.snapshot(r.Experiment)
 	}
@@ -328,6 +330,24 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run, trials bool) (*ce
 	s.cells[r.ID] = e
 	s.mu.Unlock()
 	return sum, nil
+}
+
+// maxTrialSets bounds the runs whose parsed trials are kept: a store of many large runs
+// would otherwise keep every run anyone looked at.
+const maxTrialSets = 8
+
+// evictTrials forgets the least recently used runs' trials past maxTrialSets (keeping run
+// keep); the holder of cellsRead calls it.
+func (s *Server) evictTrials(keep int64) {
+	for len(s.trials) > maxTrialSets {
+		var oldest int64
+		for id, ts := range s.trials {
+			if id != keep && (oldest == 0 || ts.used.Before(s.trials[oldest].used)) {
+				oldest = id
+			}
+		}
+		delete(s.trials, oldest)
+	}
 }
 
 // failuresPerPage is how many failed cells one page lists.

@@ -75,7 +75,8 @@ type trialSet struct {
 	values []*column
 	pIndex map[string]int
 	vIndex map[string]int
-	order  []int // cell indices, ascending
+	order  []int     // cell indices, ascending
+	used   time.Time // when a request last asked for them (Server.evictTrials)
 }
 
 func newTrialSet() *trialSet {

@@ -252,3 +252,19 @@ func TestFlatJSON(t *testing.T) {
 		eachFlatObject([]byte(doc[i:]), func(key, raw []byte) {}, func() {})
 	}
 }
+
+// TestTrialSetsBounded: the parsed trials of at most maxTrialSets runs are kept, the least
+// recently used forgotten first.
+func TestTrialSetsBounded(t *testing.T) {
+	s := &Server{trials: map[int64]*trialSet{}}
+	base := time.Now()
+	for id := int64(1); id <= maxTrialSets+3; id++ {
+		ts := newTrialSet()
+		ts.used = base.Add(time.Duration(id) * time.Second)
+		s.trials[id] = ts
+		s.evictTrials(id)
+	}
+	if len(s.trials) != maxTrialSets || s.trials[1] != nil || s.trials[maxTrialSets+3] == nil || s.trials[4] == nil {
+		t.Errorf("kept runs: %v", len(s.trials))
+	}
+}
