@@ -234,13 +234,17 @@
         options($("ctl-objective"), m.values, st.objective);
         $("ctl-higher").value = st.higher;
         if (m.cells === 0) return;
+        const params = m.params.length > 0;
+        $("views-noparams").hidden = params;
+        for (const id of ["box-importance", "box-parallel", "box-slices"]) $(id).hidden = !params;
         const jobs = [
           api(run, "history", q()).then((v) => drawHistory($("chart-history"), v, $("note-history"))).catch(fail("note-history")),
-          api(run, "importance", q()).then((v) => drawImportance($("chart-importance"), v, $("note-importance"))).catch(fail("note-importance")),
-          api(run, "slices", q()).then((v) => { drawParallel($("chart-parallel"), v, $("note-parallel")); drawSlices($("slices"), v, $("note-slices")); })
-            .catch(fail("note-slices")),
           trials(),
         ];
+        if (params) jobs.push(
+          api(run, "importance", q()).then((v) => drawImportance($("chart-importance"), v, $("note-importance"))).catch(fail("note-importance")),
+          api(run, "slices", q()).then((v) => { drawParallel($("chart-parallel"), v, $("note-parallel")); drawSlices($("slices"), v, $("note-slices")); })
+            .catch(fail("note-slices")));
         $("box-curves").hidden = !m.curves;
         if (m.curves) jobs.push(api(run, "curves", Object.assign(q(), { field: st.field })).then((v) => {
           st.field = v.field; options($("ctl-field"), v.fields, v.field); drawCurves($("chart-curves"), v, $("note-curves"));
