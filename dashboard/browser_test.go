@@ -79,6 +79,19 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 	}
+	// The answer first, as the terminal prints it; then the views, the figures, and the
+	// reference tables collapsed.
+	answer, views, figures, tables := strings.Index(dom, `id="answer"`), strings.Index(dom, `id="views"`),
+		strings.Index(dom, `id="figures"`), strings.Index(dom, `id="tables"`)
+	if answer < 0 || !(answer < views && views < figures && figures < tables) {
+		t.Errorf("the page's order: answer at %d, views %d, figures %d, tables %d", answer, views, figures, tables)
+	}
+	if res.Answer == "" || !strings.Contains(dom, ">"+strings.ReplaceAll(res.Answer, "<", "&lt;")+"</p>") {
+		t.Errorf("the page does not open with the answer %q", res.Answer)
+	}
+	if strings.Contains(dom[tables:], "<details open") {
+		t.Error("a reference table is open")
+	}
 	if !strings.Contains(dom, `<img src="/runs/1/figures/freedman_`) || !strings.Contains(dom, `/figures/distribution_`) {
 		t.Errorf("the rendered page has no figures:\n%.4000s", dom)
 	}

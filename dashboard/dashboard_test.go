@@ -154,7 +154,7 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"/", "text/html", []string{base, "freedman", "finished", fmt.Sprintf("%d/%d", run.Done, run.Cells), "preset=quick seed=3"}},
 		{"/api/runs", "application/json", []string{`"experiment": "freedman"`, fmt.Sprintf(`"done": %d`, run.Done)}},
-		{base, "text/html", []string{"<h3>summary", "<td>" + mse + "</td>", "<img src=\"" + base + "/figures/" + png, "distribution_", "tables/summary.csv"}},
+		{base, "text/html", []string{"<b>summary</b>", "<td>" + mse + "</td>", "<img src=\"" + base + "/figures/" + png, "distribution_", "tables/summary.csv"}},
 		{base + "?page=7", "text/html", []string{"No cell has failed."}},
 		{"/api/runs/" + fmt.Sprint(run.ID), "application/json", []string{`"has_result": true`, `"name": "summary"`}},
 		{base + "/report.txt", "text/plain", []string{report.String()}},
@@ -165,6 +165,11 @@ func TestEndpoints(t *testing.T) {
 		{base + "/figures/distribution_" + experiments.FormatCell(summary.Rows[0][0]) + ".svg", "image/svg+xml", []string{"<svg", "validation", "bic"}},
 		{"/static/style.css", "text/css", []string{"body"}},
 		{"/static/live.js", "text/javascript", []string{"EventSource"}},
+		{"/favicon.ico", "image/svg+xml", []string{"<svg"}},
+		{"/api/runs/1/views", "application/json", []string{`"experiment":"freedman"`, `"objective":"objective"`}},
+		{"/api/runs/1/history", "application/json", []string{`"methods":[{"method":"validation"`}},
+		{"/api/runs/1/trials?sort=test_mse", "application/json", []string{`"columns":["cell","key","method"`, `"test_mse"`}},
+		{"/compare?a=1&b=1", "text/html", []string{"Run 1 and run 1 side by side", `data-view="history"`}},
 	} {
 		resp, body := get(t, ts.URL+c.path)
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.ctype) {
@@ -185,7 +190,7 @@ func TestEndpoints(t *testing.T) {
 	}
 
 	for _, path := range []string{"/nope", "/runs", "/runs/999", "/runs/x", "/runs/1/tables/nope.csv", "/runs/1/tables/summary.xml",
-		"/runs/1/figures/nope.png", "/api/runs/999", "/static/nope.css", "/runs/1/extra/deep", "/events/x"} {
+		"/runs/1/figures/nope.png", "/api/runs/999", "/static/nope.css", "/runs/1/extra/deep", "/events/x", "/api/runs/1/nope", "/api/runs/999/history"} {
 		if resp, _ := get(t, ts.URL+path); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %s, want 404", path, resp.Status)
 		}

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -211,6 +212,8 @@ type failureView struct {
 type cellSummary struct {
 	Workers  []workerView
 	Failures []failureView
+	// analysis is the run's trials as the interactive views read them.
+	analysis *analysis
 }
 
 // cellsEntry caches a run's cell summary for as long as the run's counts stay the same.
@@ -218,6 +221,9 @@ type cellsEntry struct {
 	key runKey
 	at  time.Time
 	sum *cellSummary
+	// kept are the cells read without their trials parsed, for the views that a page's load
+	// asks for next: they parse these instead of reading the run again.
+	kept []store.Cell
 }
 
 // runKey is what changes whenever a cell is claimed, completed or failed.
@@ -231,12 +237,15 @@ type runKey struct {
 // worker changes the worker table without changing the counts.
 const cellsTTL = 5 * time.Second
 
-func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, error) {
+// cellSummary is the run's summary; with trials, its parsed trials too (the interactive
+// views, and the partial results of a run without its result), which a finished run's page
+// does without: parsing a paper-scale run's evaluations costs more than reading them.
+func (s *Server) cellSummary(ctx context.Context, r store.Run, trials bool) (*cellSummary, error) {
 	key := runKey{r.Cells, r.Done, r.Failed, r.Running, r.Finished, r.CellSeconds}
 	cached := func() *cellSummary {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL {
+		if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL && (!trials || e.sum.analysis != nil) {
 			return e.sum
 		}
 		return nil
@@ -253,11 +262,32 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, er
 	if sum := cached(); sum != nil {
 		return sum, nil
 	}
-	cells, err := s.st.Cells(ctx, r.ID)
-	if err != nil {
-		return nil, err
+	var cells []store.Cell
+	at := time.Now()
+	s.mu.Lock()
+	if e := s.cells[r.ID]; e != nil && e.key == key && time.Since(e.at) < cellsTTL && e.kept != nil {
+		cells, at = e.kept, e.at
+	}
+	s.mu.Unlock()
+	if cells == nil {
+		var err error
+		if cells, err = s.st.Cells(ctx, r.ID); err != nil {
+			return nil, err
+		}
 	}
 	sum := &cellSummary{Workers: []workerView{}, Failures: []failureView{}}
+	if trials {
+		// Only the holder of cellsRead updates a run's trials: parsed once per completed cell.
+		ts := s.trials[r.ID]
+		if ts == nil {
+			ts = newTrialSet()
+			s.trials[r.ID] = ts
+			s.evictTrials(r.ID)
+		}
+		ts.used = time.Now()
+		ts.update(cells)
+		sum.analysis = ts.snapshot(r.Experiment)
+	}
 	byName := map[string]*workerView{}
 	for _, c := range cells {
 		if c.Status == store.Failed {
@@ -293,9 +323,31 @@ func (s *Server) cellSummary(ctx context.Context, r store.Run) (*cellSummary, er
 	}
 	sort.Slice(sum.Workers, func(i, j int) bool { return sum.Workers[i].Name < sum.Workers[j].Name })
 	s.mu.Lock()
-	s.cells[r.ID] = &cellsEntry{key: key, at: time.Now(), sum: sum}
+	e := &cellsEntry{key: key, at: at, sum: sum}
+	if !trials {
+		e.kept = cells
+	}
+	s.cells[r.ID] = e
 	s.mu.Unlock()
 	return sum, nil
+}
+
+// maxTrialSets bounds the runs whose parsed trials are kept: a store of many large runs
+// would otherwise keep every run anyone looked at.
+const maxTrialSets = 8
+
+// evictTrials forgets the least recently used runs' trials past maxTrialSets (keeping run
+// keep); the holder of cellsRead calls it.
+func (s *Server) evictTrials(keep int64) {
+	for len(s.trials) > maxTrialSets {
+		var oldest int64
+		for id, ts := range s.trials {
+			if id != keep && (oldest == 0 || ts.used.Before(s.trials[oldest].used)) {
+				oldest = id
+			}
+		}
+		delete(s.trials, oldest)
+	}
 }
 
 // failuresPerPage is how many failed cells one page lists.
@@ -310,6 +362,13 @@ type runDetail struct {
 	Pages     int           `json:"pages"`
 	FailedAll int           `json:"failed_total"`
 	Tables    []tableView   `json:"tables"`
+	// Answer, Legend and View are the terminal's answer: its sentence, its one table (nil
+	// when the result has none: then the headline tables) and the legend of its marks.
+	Answer string     `json:"answer,omitempty"`
+	Legend []string   `json:"legend,omitempty"`
+	View   *tableView `json:"-"`
+	// Progress is the live partial result: per method, the finished cells and the best so far.
+	Progress *progressView `json:"progress,omitempty"`
 	// Figures and FigureError are for the page only.
 	Figures     []figure `json:"-"`
 	FigureError string   `json:"-"`
@@ -317,11 +376,13 @@ type runDetail struct {
 
 // tableView is a result table as the page shows it: cells formatted, long tables cut.
 type tableView struct {
-	Name    string       `json:"name"`
-	Detail  bool         `json:"detail"`
-	Columns []string     `json:"columns"`
-	Rows    [][]cellView `json:"-"`
-	Total   int          `json:"rows"`
+	Name   string `json:"name"`
+	Detail bool   `json:"detail"`
+	// Headline marks the tables the terminal prints; the page shows the others collapsed.
+	Headline bool         `json:"headline"`
+	Columns  []string     `json:"columns"`
+	Rows     [][]cellView `json:"-"`
+	Total    int          `json:"rows"`
 }
 
 // cellView is one formatted table cell; numbers are aligned right, text left.
@@ -349,11 +410,17 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 	if err != nil {
 		return nil, err
 	}
-	sum, err := s.cellSummary(ctx, r)
+	// The partial results are shown until the run has its result. The page does not wait for
+	// the trials to be parsed (a paper-scale run's first parse takes longer than its page may):
+	// it shows them when they are, and the event stream, which parses them, brings them.
+	sum, err := s.cellSummary(ctx, r, !r.HasResult && use == forEvents)
 	if err != nil {
 		return nil, err
 	}
 	d := &runDetail{Run: s.view(r), Workers: sum.Workers, FailedAll: len(sum.Failures), Tables: []tableView{}}
+	if sum.analysis != nil {
+		d.Progress = sum.analysis.progress()
+	}
 	d.Pages = max(1, (len(sum.Failures)+failuresPerPage-1)/failuresPerPage)
 	d.Page = min(max(pageNo, 1), d.Pages)
 	lo := (d.Page - 1) * failuresPerPage
@@ -365,25 +432,40 @@ func (s *Server) runDetail(ctx context.Context, id int64, pageNo int, use detail
 	if err != nil || e == nil {
 		return d, err
 	}
+	d.Answer, d.Legend = e.res.Answer, e.res.Legend
+	// A result stored before headline tables existed shows every table first, as the terminal does.
+	anyHeadline := slices.ContainsFunc(e.res.Tables, func(t experiments.Table) bool { return t.Headline })
 	for _, t := range e.res.Tables {
-		tv := tableView{Name: t.Name, Detail: t.Detail, Columns: t.Columns, Total: len(t.Rows)}
+		tv := tableView{Name: t.Name, Detail: t.Detail, Headline: t.Headline || (!anyHeadline && t.Name != experiments.NotesTable),
+			Columns: t.Columns, Total: len(t.Rows)}
 		if use == forPage && !t.Detail {
-			for _, row := range t.Rows[:min(len(t.Rows), maxTableRows)] {
-				cells := make([]cellView, len(row))
-				for k, c := range row {
-					_, text := c.(string)
-					cells[k] = cellView{Text: experiments.FormatCell(c), Num: !text && c != nil}
-				}
-				tv.Rows = append(tv.Rows, cells)
-			}
+			tv.Rows = formatRows(t.Rows)
 		}
 		d.Tables = append(d.Tables, tv)
+	}
+	if e.res.View != nil {
+		v := e.res.View
+		d.View = &tableView{Name: v.Name, Headline: true, Columns: v.Columns, Total: len(v.Rows), Rows: formatRows(v.Rows)}
 	}
 	if use == forPage {
 		figs := e.figures(s)
 		d.Figures, d.FigureError = figs.list, figs.err
 	}
 	return d, nil
+}
+
+// formatRows formats a table's first maxTableRows rows as the terminal does.
+func formatRows(rows [][]any) [][]cellView {
+	var out [][]cellView
+	for _, row := range rows[:min(len(rows), maxTableRows)] {
+		cells := make([]cellView, len(row))
+		for k, c := range row {
+			_, text := c.(string)
+			cells[k] = cellView{Text: experiments.FormatCell(c), Num: !text && c != nil}
+		}
+		out = append(out, cells)
+	}
+	return out
 }
 
 // resultEntry is a decoded stored result and, once asked for, its figures.
@@ -505,6 +587,12 @@ var funcs = template.FuncMap{
 	},
 	"seconds": func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) },
 	"add":     func(a, b int) int { return a + b },
+	"fmtp": func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return experiments.FormatCell(*x)
+	},
 }
 
 // lockCtx takes the lock held by a value in the channel of capacity one, or gives up when ctx

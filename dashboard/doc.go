@@ -9,6 +9,21 @@
 // data is served as JSON under /api/. Nothing is fetched from the network: styles, script and
 // figures come from the binary and the store.
 //
+// A run's page opens with its answer as the terminal prints it (the sentence, the table, the
+// legend); while the run computes, with its partial results instead: per method the cells
+// finished and the best objective so far, kept live by the event stream. Interactive views
+// follow, drawn in the browser by the embedded Apache ECharts (assets/static/vendor, pinned by
+// web/package-lock.json) from JSON computed here, under /api/runs/ID/VIEW: views (what the
+// run's trials hold), history (best so far per method: median and quartiles over repeats),
+// importance (first-order functional ANOVA by binning, deterministic), slices (the points of
+// the slice and parallel-coordinates views), trials (every trial, every hyperparameter and
+// stored number a column; sorted, filtered and paged here), curves (per-step learning
+// curves), screenings (AHSC's screening score against the final metrics, Spearman's ρ) and gap
+// (weightdecay's Figure 4.3). The trials are read from the cells by one rule for every
+// experiment (trials.go), so a number added to the evaluations appears as a column. Each view
+// is bounded: past its bound it keeps every k-th point and says so. /compare?a=ID&b=ID shows
+// two runs side by side.
+//
 // The Server never writes to the store, and should be given one opened with
 // store.OpenReadOnly so that the database itself refuses writes too. Work per request is
 // bounded however large a run is: runs are listed from the store's aggregate query, a run's

@@ -71,6 +71,8 @@ type Server struct {
 	cells    map[int64]*cellsEntry
 	details  map[int64]detailEntry
 	runs     map[int64]runEntry
+	// trials are the runs' parsed trials, updated by the holder of cellsRead.
+	trials map[int64]*trialSet
 }
 
 // cookieName holds the token once a ?token= URL has been opened.
@@ -101,7 +103,7 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	s := &Server{st: st, cfg: cfg, pages: pages, cacheDir: cfg.CacheDir, done: make(chan struct{}),
 		streams: make(chan struct{}, cfg.MaxStreams), runsRead: make(chan struct{}, 1), cellsRead: make(chan struct{}, 1),
 		detailRead: make(chan struct{}, 1), details: map[int64]detailEntry{}, runs: map[int64]runEntry{}, runRead: make(chan struct{}, 1),
-		options: map[int64]string{}, results: map[int64]*resultEntry{}, cells: map[int64]*cellsEntry{}}
+		options: map[int64]string{}, results: map[int64]*resultEntry{}, cells: map[int64]*cellsEntry{}, trials: map[int64]*trialSet{}}
 	if s.cacheDir == "" {
 		if s.cacheDir, err = os.MkdirTemp("", "hyperflat-serve-*"); err != nil {
 			return nil, fmt.Errorf("dashboard: figure cache: %w", err)
@@ -120,6 +122,9 @@ func New(st *store.Store, cfg Config) (*Server, error) {
 	m.HandleFunc("GET /runs/{id}/figures/{file}", s.handleFigure)
 	m.HandleFunc("GET /api/runs", s.handleAPIRuns)
 	m.HandleFunc("GET /api/runs/{id}", s.handleAPIRun)
+	m.HandleFunc("GET /api/runs/{id}/{view}", s.handleView)
+	m.HandleFunc("GET /compare", s.handleCompare)
+	m.HandleFunc("GET /favicon.ico", serveFavicon)
 	m.HandleFunc("GET /events", s.handleEvents)
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux = m
@@ -143,7 +148,9 @@ func (s *Server) Close() error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// Everything is served from here; nothing may load from elsewhere or frame the pages.
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	// Inline styles are allowed (never inline script): the charting library styles its
+	// tooltips' markup with them.
+	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	if s.cfg.Token == "" && !loopbackHost(r.Host) {
@@ -206,12 +213,15 @@ type page struct {
 	Title string
 	DSN   string
 	Data  any
+	// Charts loads the charting library and the views' script.
+	Charts bool
 }
 
 func (s *Server) render(w http.ResponseWriter, name, title string, data any) {
 	var buf bytes.Buffer
 	// Rendered whole before anything is sent, so that a template error is a clean 500.
-	err := s.pages.ExecuteTemplate(&buf, name, page{Title: title, DSN: store.MaskDSN(s.cfg.DSN), Data: data})
+	err := s.pages.ExecuteTemplate(&buf, name, page{Title: title, DSN: store.MaskDSN(s.cfg.DSN), Data: data,
+		Charts: name == "run.html" || name == "compare.html"})
 	if err != nil {
 		s.fail(w, err)
 		return

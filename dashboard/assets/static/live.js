@@ -60,6 +60,30 @@
     if (empty) empty.hidden = runs.length > 0;
   }
 
+  // showProgress fills the partial results' table: per method the best so far.
+  function showProgress(p) {
+    const table = document.getElementById("live-table");
+    if (!table || !p) return;
+    const fmt = (x) => (x === null || x === undefined ? "" : Number(x.toPrecision(4)).toString());
+    document.getElementById("live-best").textContent = p.objective ?
+      "best " + p.objective + " so far (" + (p.higher ? "higher" : "lower") + " is better)" : "best so far";
+    document.getElementById("live-metric").textContent = "median " + (p.metric || "");
+    const tbody = table.tBodies[0];
+    tbody.replaceChildren();
+    for (const row of p.rows) {
+      const tr = document.createElement("tr");
+      cell(tr, row.group, "text"); cell(tr, row.method, "text");
+      cell(tr, row.cells); cell(tr, row.trials); cell(tr, fmt(row.best)); cell(tr, fmt(row.metric_median));
+      tbody.appendChild(tr);
+    }
+    if (!p.rows.length) {
+      const tr = document.createElement("tr");
+      const td = cell(tr, "no cell finished yet", "muted text");
+      td.colSpan = 6;
+      tbody.appendChild(tr);
+    }
+  }
+
   function showRun(d) {
     const r = d.run;
     if (String(r.has_result) !== body.dataset.hasResult) {
@@ -67,6 +91,14 @@
       location.reload();
       return;
     }
+    showProgress(d.progress);
+    set("live-done", r.done);
+    const answer = document.getElementById("answer");
+    if (answer && r.status === "unassembled" && document.getElementById("live-done")) {
+      answer.textContent = "Every cell is done, but the run's tables were never assembled: hyperflat report --run " + r.id +
+        " assembles and stores them (this server never writes to the store). Per method, the best of the finished cells:";
+    }
+    document.dispatchEvent(new CustomEvent("hyperflat:run", { detail: d }));
     set("done", r.done); set("cells", r.cells); set("failed", r.failed);
     set("running", r.running); set("pending", r.pending); set("retired", r.retired); set("wall", r.wall);
     set("cellseconds", r.cell_seconds.toFixed(1));
