@@ -105,6 +105,10 @@ func TestBeyondFromASmallRun(t *testing.T) {
 	if err != nil || md == nil {
 		t.Fatalf("no page: %v", err)
 	}
+	// A --whitebox run is the study's, not Table 1's: it would hide iris's six-method row.
+	if cells, err := Table1Cells(StoredRun{ID: 1, Result: res}); err != nil || len(cells.Rows) != 0 {
+		t.Errorf("Table 1 takes %d cells from a --whitebox run (%v), want none", len(cells.Rows), err)
+	}
 	page := string(md)
 	for _, want := range []string{"| iris | random | 0.050 | 2 |", "| iris | ahsc | 0.050 | 2 |", "| iris | Eq. 7 regularizer | test metric |",
 		"| iris | λ_max | validation − training loss |", "**Selection by Eq. 7:", "**Signals:"} {

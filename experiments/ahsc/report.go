@@ -50,6 +50,13 @@ func protocolOf(r *experiments.Result) string {
 	return protocolClean
 }
 
+// whiteboxRun tells whether a run recorded white-box signals (--whitebox): such runs are the
+// study of beyond.md, not Table 1's.
+func whiteboxRun(r *experiments.Result) bool {
+	ev := r.Table("evaluations")
+	return ev != nil && ev.Column("whitebox_eq7") >= 0
+}
+
 // Table1Cells is every dataset × protocol × method cell of the stored runs, each from the
 // latest run (highest ID) holding that dataset under that protocol, of the runs that ran AHSC
 // itself (a run of its variants alone is a study of them, not a Table 1): our mean and median over
@@ -77,6 +84,9 @@ func Table1Cells(runs ...StoredRun) (experiments.Table, error) {
 		}
 		if !hasMethod(s, "ahsc") {
 			continue // a study of AHSC's variants (variantRuns): the Runs section lists it, Table 1 does not
+		}
+		if whiteboxRun(sr.Result) {
+			continue // the beyond study's (beyond.md), of two methods: it would hide a dataset's six-method row
 		}
 		proto := protocolOf(sr.Result)
 		claimed := map[string]bool{}
