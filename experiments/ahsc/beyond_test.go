@@ -54,7 +54,7 @@ func TestBeyondVerdict(t *testing.T) {
 	}
 	page := string(md)
 	if !strings.Contains(page, "**Selection by Eq. 7: 1 of 1 dataset × method groups differ significantly**") ||
-		!strings.Contains(page, "higher on 1, lower on 0") || !strings.Contains(page, "Eq. 7 regularizer with validation − test metric on toy (ρ = 1.00)") {
+		!strings.Contains(page, "higher on 1, lower on 0") || !strings.Contains(page, "Eq. 7 regularizer with the gap (validation − test metric): ρ 1.00, significant and positive on 1 of 1 datasets") {
 		t.Errorf("a clear effect: %s", firstLines(md))
 	}
 	sel := res.Table("selections")
@@ -115,5 +115,27 @@ func TestBeyondFromASmallRun(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
 		}
+	}
+}
+
+// With 23 of 24 correlations clearly significant, the two-stage procedure called ρ's of p = 0.125
+// significant (adjusted p 0.010). The signals are adjusted by plain Benjamini–Hochberg: never
+// below their own p.
+func TestBeyondCorrelationsAdjusted(t *testing.T) {
+	rows := make([]corrRow, 24)
+	for i := range rows {
+		rows[i].p = 1e-6
+	}
+	rows[23].p = 0.125
+	if err := adjustCorrs(rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.adjusted < r.p {
+			t.Errorf("row %d: adjusted p %g below p %g", i, r.adjusted, r.p)
+		}
+	}
+	if rows[23].adjusted < significance {
+		t.Errorf("p = 0.125 adjusted to %g: significant", rows[23].adjusted)
 	}
 }
