@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -118,6 +119,70 @@ func TestFusionMatchesUnfused(t *testing.T) {
 		for i := range got[0] {
 			if d := math.Abs(got[0][i] - got[1][i]); d > 1e-9*(1+math.Abs(got[1][i])) {
 				t.Fatalf("%s: value %d fused %v, unfused %v", tc.name, i, got[0][i], got[1][i])
+			}
+		}
+	}
+}
+
+// TestFusionExpandSameBits: a float32 batch-norm-and-ReLU step and its gradients on maps whose
+// channels' runs are short (4×4, 7×7, and 16 rows of 3) give the same bits with fused kernels
+// that expand their broadcast operands into registers as with kernels that compute one run at
+// a time; and kernels do expand.
+func TestFusionExpandSameBits(t *testing.T) {
+	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}} {
+		var got [2][]float64
+		expanded := 0
+		for i, on := range []bool{true, false} {
+			fuseExpandOn = on
+			g := G.NewGraph()
+			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
+			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
+				G.WithValue(asDense[float32](randSlice(rng, s[0]*s[1]*s[2]*s[3]), tensor.Shape(s[:]))))
+			gamma := G.NewVector(g, tensor.Float32, G.WithShape(s[1]), G.WithName("gamma"), G.WithValue(asDense[float32](randSlice(rng, s[1]), tensor.Shape{s[1]})))
+			beta := G.NewVector(g, tensor.Float32, G.WithShape(s[1]), G.WithName("beta"), G.WithValue(asDense[float32](randSlice(rng, s[1]), tensor.Shape{s[1]})))
+			y, _, _, err := BatchNorm(x, gamma, beta, BatchNormConfig{Training: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if y, err = ReLU(y); err != nil {
+				t.Fatal(err)
+			}
+			sq, err := Square(y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cost, err := Sum(sq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, err := Grad(cost, x, gamma, beta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := append([]*G.Node{cost, y}, gs...)
+			p, err := Compile(outs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range p.fused {
+				if k != nil && k.expand != nil {
+					expanded++
+				}
+			}
+			if err := p.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got[i], err = p.Flatten(outs...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fuseExpandOn = true
+		if expanded == 0 {
+			t.Fatalf("%v: no kernel expanded its broadcast operands", s)
+		}
+		for i := range got[0] {
+			if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[1][i])) {
+				t.Fatalf("%v: value %d is %v expanded, %v run by run", s, i, got[0][i], got[1][i])
 			}
 		}
 	}
