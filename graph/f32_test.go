@@ -125,15 +125,17 @@ func TestFusionMatchesUnfused(t *testing.T) {
 }
 
 // TestFusionExpandSameBits: a float32 batch-norm-and-ReLU step and its gradients on maps whose
-// channels' runs are short (4×4, 7×7, and 16 rows of 3) give the same bits with fused kernels
-// that expand their broadcast operands into registers as with kernels that compute one run at
-// a time; and kernels do expand.
+// channels' runs are short (4×4, 7×7, 16 rows of 3, 2×2, 1×1) give the same bits with fused
+// kernels that expand their broadcast operands into registers (and fuse runs shorter than
+// fuseRunMin) as with kernels that compute one run at a time and leave those runs unfused;
+// and kernels do expand.
 func TestFusionExpandSameBits(t *testing.T) {
-	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}} {
-		var got [2][]float64
+	defer func() { fuseExpandOn, fuseShortRuns = true, true }()
+	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}, {64, 8, 2, 2}, {128, 16, 1, 1}} {
+		var got [3][]float64
 		expanded := 0
-		for i, on := range []bool{true, false} {
-			fuseExpandOn = on
+		for i, on := range [][2]bool{{true, true}, {true, false}, {false, false}} {
+			fuseExpandOn, fuseShortRuns = on[0], on[1]
 			g := G.NewGraph()
 			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
 			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
@@ -159,13 +161,27 @@ func TestFusionExpandSameBits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			outs := append([]*G.Node{cost, y}, gs...)
+			// and a sum whose input has an operand broadcast along the runs (fused into the sum
+			// where allowed: it would change the order of the sum)
+			gm, err := Reshape(gamma, 1, s[1], 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xg, err := Mul(x, gm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			extra, err := Sum(xg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := append([]*G.Node{cost, y, extra}, gs...)
 			p, err := Compile(outs...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, k := range p.fused {
-				if k != nil && k.expand != nil {
+				if k != nil && k.expand != nil && i == 0 {
 					expanded++
 				}
 			}
@@ -176,13 +192,15 @@ func TestFusionExpandSameBits(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		fuseExpandOn = true
 		if expanded == 0 {
 			t.Fatalf("%v: no kernel expanded its broadcast operands", s)
 		}
 		for i := range got[0] {
-			if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[1][i])) {
-				t.Fatalf("%v: value %d is %v expanded, %v run by run", s, i, got[0][i], got[1][i])
+			for j := 1; j < 3; j++ {
+				if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[j][i])) {
+					t.Fatalf("%v: value %d is %v expanded with short runs fused, %v (%s)", s, i, got[0][i], got[j][i],
+						[]string{"", "short runs unfused", "run by run, short runs unfused"}[j])
+				}
 			}
 		}
 	}

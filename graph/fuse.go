@@ -59,40 +59,49 @@ type finst struct {
 }
 
 // fusable reports whether node n of a program is an elementwise op over its whole output whose
-// inputs each have the output's size or one element.
-func fusable(n *G.Node, kids []*G.Node) bool {
+// inputs each have the output's size or one element, or are broadcast along runs (fusedKernel's
+// patterns); short says that a run is shorter than fuseRunMin, which only kernels that expand
+// their broadcast operands compute efficiently (not sums, whose blocks are kept as they were).
+func fusable(n *G.Node, kids []*G.Node) (ok, short bool) {
 	size := n.Shape().TotalSize()
 	if size < fuseMin {
-		return false
+		return false, false
 	}
 	switch op := n.Op().(type) {
 	case *unaryOp:
 		if !op.kind.known() {
-			return false // left to the op's own Do, which reports it
+			return false, false // left to the op's own Do, which reports it
 		}
 	case *binaryOp:
 		if !op.kind.known() {
-			return false
+			return false, false
 		}
 	case *gateOp:
 	case *broadcastToOp:
-		return len(kids) == 1 && kids[0].Shape().TotalSize() == 1
+		return len(kids) == 1 && kids[0].Shape().TotalSize() == 1, false
 	default:
-		return false
+		return false, false
 	}
 	for j, k := range kids {
 		if s := k.Shape().TotalSize(); s != size && s != 1 {
-			b, ok := n.Op().(*binaryOp)
-			if !ok {
-				return false
+			b, isBinary := n.Op().(*binaryOp)
+			if !isBinary {
+				return false, false
 			}
-			if l := bcastPattern(b, j); l.run < fuseRunMin {
-				return false
+			l := bcastPattern(b, j)
+			if l.run < 1 || (l.run < fuseRunMin && !fuseShortRuns) {
+				return false, false
 			}
+			short = short || l.run < fuseRunMin
 		}
 	}
-	return true
+	return true, short
 }
+
+// fuseShortRuns lets elementwise ops whose broadcast operands run fewer than fuseRunMin
+// elements (a channel's 2×2 or 1×1 map) be fused into kernels that expand them; off for tests
+// that compare with leaving them unfused.
+var fuseShortRuns = true
 
 // fuseRunMin is the shortest run of a broadcast operand (a row of a bias added to every row,
 // a channel's value repeated over a plane) worth fusing.
@@ -235,13 +244,14 @@ func (p *Program) fuse(outputs []*G.Node) {
 		return ks
 	}
 	ew := make([]bool, n)
+	short := make([]bool, n) // the node's kernel would read an operand broadcast along short runs
 	root := make([]bool, n)
 	for i, nd := range p.nodes {
 		if nd.Op() == nil {
 			continue
 		}
 		ks := kidNodes(i)
-		ew[i] = fusable(nd, ks)
+		ew[i], short[i] = fusable(nd, ks)
 		root[i] = ew[i] || sumRoot(nd, ks)
 	}
 	p.inlined = make([]bool, n)
@@ -255,10 +265,14 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 		size := p.nodes[c].Shape().TotalSize()
 		if !ew[c] { // a sum: its input's size
+			if short[i] {
+				continue
+			}
 			size = p.nodes[i].Shape().TotalSize()
 		}
 		if p.nodes[i].Shape().TotalSize() == size {
 			p.inlined[i] = true
+			short[c] = short[c] || short[i] // nodes come after their inputs
 		}
 	}
 	// A cheap op of leaves (a scalar broadcast, 2·θ, a − b of materialized values) with several
@@ -275,7 +289,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 	}
 	for i, nd := range p.nodes {
-		if !ew[i] || p.inlined[i] || out[nd] || consumers[i] < 2 || !cheap(nd.Op()) {
+		if !ew[i] || short[i] || p.inlined[i] || out[nd] || consumers[i] < 2 || !cheap(nd.Op()) {
 			continue
 		}
 		ok := true
