@@ -254,3 +254,40 @@ func TestSumPerChannelSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastPerChannel: a channel's value repeated over its planes (the per-channel path
+// of BroadcastTo), against the definition, and the same through the general walk.
+func TestBroadcastPerChannel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, s := range [][4]int{{3, 5, 1, 1}, {2, 4, 2, 2}, {2, 3, 1, 7}, {2, 2, 7, 7}} {
+		out := tensor.Shape(s[:])
+		keep := tensor.Shape{1, s[1], 1, 1}
+		x := randSlice(rng, s[1])
+		x[0] = math.Copysign(0, -1)
+		op := &broadcastToOp{keep: keep}
+		op.out = out
+		v, err := broadcastToDo[float64](op, nil, tensor.New(tensor.WithShape(keep...), tensor.WithBacking(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := v.Data().([]float64)
+		for i, e := range got {
+			want := x[(i/(s[2]*s[3]))%s[1]]
+			if math.Float64bits(e) != math.Float64bits(want) {
+				t.Fatalf("%v: element %d is %v, want %v", out, i, e, want)
+			}
+		}
+		// the walk, as for any other broadcast: a 5-D shape with the same elements
+		op5 := &broadcastToOp{keep: tensor.Shape{1, s[1], 1, 1, 1}}
+		op5.out = tensor.Shape{s[0], s[1], s[2], s[3], 1}
+		v5, err := broadcastToDo[float64](op5, nil, tensor.New(tensor.WithShape(op5.keep...), tensor.WithBacking(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range v5.Data().([]float64) {
+			if math.Float64bits(e) != math.Float64bits(got[i]) {
+				t.Fatalf("%v: element %d is %v per channel, %v through the walk", out, i, got[i], e)
+			}
+		}
+	}
+}

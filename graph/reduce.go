@@ -172,6 +172,19 @@ func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error)
 		y[0] = x[0]
 		return v, nil
 	}
+	if perChannel(op.keep, op.out) { // a channel's value over its planes, without a walk callback per plane
+		c, hw := op.out[1], op.out[2]*op.out[3]
+		for i := 0; i < op.out[0]; i++ {
+			img := y[i*c*hw:][:c*hw]
+			for ch, e := range x[:c] {
+				row := img[ch*hw:][:hw]
+				for j := range row {
+					row[j] = e
+				}
+			}
+		}
+		return v, nil
+	}
 	ks := broadcastStrides(op.keep, op.out)
 	inner := ks[nd-1]
 	walk(op.out, [][]int{rowMajorStrides(op.out), ks}, []int{0, 0}, func(o []int, n int) {
