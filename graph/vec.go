@@ -41,28 +41,10 @@ func vecBinary[T Float](d *binaryDef[T], y, a, b []T, sa, sb int) bool {
 		b32 = b32[:n]
 		alpha, beta := d.affine(a32[0], true)
 		vec.AffineF32(p32(y32), p32(b32), n8, alpha, beta)
-	case (sa == 1 && sb == 0 || sa == 0 && sb == 1) && d.vec32 != nil:
-		// no affine form (a / c): the vector kernel against a block of copies of the scalar,
-		// the same quotient element by element
-		var rep [256]float32
-		c := b32[0]
-		if sa == 0 {
-			c = a32[0]
-		}
-		fill := rep[:min(len(rep), n8)]
-		for i := range fill {
-			fill[i] = c
-		}
-		for i := 0; i < n8; i += len(rep) {
-			m := min(len(rep), n8-i)
-			x, z := fill[:m], fill[:m]
-			if sa == 1 {
-				x = a32[i : i+m]
-			} else {
-				z = b32[i : i+m]
-			}
-			d.vec32(p32(y32[i:i+m]), p32(x), p32(z), m)
-		}
+	case sa == 1 && sb == 0 && d.scalar32 != nil: // no affine form (a / c): a kernel of its own
+		d.scalar32(p32(y32), p32(a32[:n]), b32[0], n8)
+	case sa == 0 && sb == 1 && d.rscalar32 != nil:
+		d.rscalar32(p32(y32), a32[0], p32(b32[:n]), n8)
 	default:
 		return false
 	}
