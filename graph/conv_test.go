@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
 	"gorgonia.org/tensor"
 )
 
@@ -148,6 +149,83 @@ func TestConvPathsMatchReference(t *testing.T) {
 	}
 }
 
+// TestConvShiftSameBits: the batched path gives the same bits with the AVX-512 layout kernels
+// (sgemm.ShiftPlan) as with graph's scalar im2col and col2im (gather table or shifted copies),
+// for every kind, on ResNet's stride-1 shapes and awkward ones (odd maps, an even kernel with
+// extra bottom and right padding, a 5×5 kernel, several image blocks), with NaN, infinities and
+// negative zeros among the inputs; and with AVX-512 off (HYPERFLAT_SIMD=avx2) as with it on.
+func TestConvShiftSameBits(t *testing.T) {
+	if !kern.HasAVX512 {
+		t.Skip("this CPU (or its operating system) lacks AVX512F: the AVX-512 layout kernels cannot run here (sgemm's tests check them against their definitions where it can)")
+	}
+	cases := []struct {
+		n, c, h, wd, f, k int
+		g                 Geometry
+	}{
+		{50, 64, 8, 8, 64, 3, Geometry{PadH: 1, PadW: 1}},
+		{9, 16, 7, 7, 24, 3, Geometry{PadH: 1, PadW: 1}},
+		{12, 32, 4, 4, 16, 3, Geometry{PadH: 1, PadW: 1}},
+		{30, 8, 2, 2, 8, 3, Geometry{PadH: 1, PadW: 1}},
+		{7, 5, 1, 1, 6, 3, Geometry{PadH: 1, PadW: 1}},
+		{3, 3, 5, 3, 5, 2, SamePadding(2, 2)},
+		{4, 3, 9, 13, 4, 5, Geometry{PadH: 2, PadW: 2}},
+		{40, 64, 8, 8, 8, 3, Geometry{PadH: 1, PadW: 1}},
+		{3, 4, 6, 6, 5, 3, Geometry{PadH: 0, PadW: 1}}, // fewer output rows than input rows
+	}
+	rng := rand.New(rand.NewPCG(8, 1))
+	odd := func(n int) []float64 {
+		v := randSlice(rng, n)
+		for i := range v {
+			switch rng.IntN(50) {
+			case 0:
+				v[i] = math.NaN()
+			case 1:
+				v[i] = math.Inf(1)
+			case 2:
+				v[i] = math.Copysign(0, -1)
+			}
+		}
+		return v
+	}
+	for _, tc := range cases {
+		w, err := newWindow(tensor.Shape{tc.n, tc.c, tc.h, tc.wd}, tc.k, tc.k, tc.g, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := asDense[float32](odd(w.inShape().TotalSize()), w.inShape())
+		filt := asDense[float32](odd(w.filterShape(tc.f).TotalSize()), w.filterShape(tc.f))
+		g := asDense[float32](odd(w.outShape(tc.f).TotalSize()), w.outShape(tc.f))
+		for kind := convFwd; kind <= convBackW; kind++ {
+			in := [...][2]*tensor.Dense{{x, filt}, {g, filt}, {x, g}}[kind]
+			op := &convOp{w: w, f: tc.f, kind: kind, taps: w.liveTaps(), batched: true}
+			op.plan()
+			if op.shift == nil {
+				t.Fatalf("%v: no shift plan for a stride-1 convolution as wide as its input", w)
+			}
+			op.out, op.dt = [...]tensor.Shape{w.outShape(tc.f), w.inShape(), w.filterShape(tc.f)}[kind], tensor.Float32
+			run := func() []float32 {
+				v, err := convDo[float32](op, nil, in[0], in[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v.Data().([]float32)
+			}
+			got := run()
+			was := kern.UseAVX512(false)
+			avx2 := run()
+			kern.UseAVX512(was)
+			op.shift = nil
+			want := run()
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(avx2[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v f%d %s: element %d is %v with the AVX-512 layout, %v with AVX-512 off, %v with the scalar layout",
+						w, tc.f, convNames[kind], i, got[i], avx2[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestLiveTaps: taps that only ever read padding are the ones dropped.
 func TestLiveTaps(t *testing.T) {
 	for _, tc := range []struct {
@@ -187,7 +265,7 @@ func BenchmarkConvKinds(b *testing.B) {
 			in := [...][2]*tensor.Dense{{x, filt}, {g, filt}, {x, g}}[kind]
 			out := [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind]
 			op := &convOp{w: w, f: F, kind: kind, taps: w.liveTaps(), batched: w.useBatched() && convPath != "image"}
-			op.tab = w.gatherTable(op.taps)
+			op.plan()
 			op.out, op.dt = out, tensor.Float32
 			dst := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(out...))
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", convNames[kind], s[0], s[1], s[2]), func(b *testing.B) {
@@ -230,7 +308,7 @@ func TestConvDeterministicAcrossCores(t *testing.T) {
 		for kind := convFwd; kind <= convBackW; kind++ {
 			in := [...][2]*tensor.Dense{{x, filt}, {g, filt}, {x, g}}[kind]
 			op := &convOp{w: w, f: F, kind: kind, taps: w.liveTaps(), batched: true}
-			op.tab = w.gatherTable(op.taps)
+			op.plan()
 			op.out, op.dt = [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind], tensor.Float32
 			run := func() []float32 {
 				v, err := convDo[float32](op, nil, in[0], in[1])

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sync"
 
+	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
 	"github.com/hyperflat/hyperflat/graph/internal/vec"
 
 	G "gorgonia.org/gorgonia"
@@ -36,6 +37,21 @@ type convOp struct {
 	// tab, for small output maps, is the plane offset every (tap, output position) reads, −1
 	// for padding (window.gatherTable)
 	tab []int32
+	// shift, for batched stride-1 convolutions whose output is as wide as the input, plans the
+	// AVX-512 layout kernels (used where float32 products use AVX-512)
+	shift *kern.ShiftPlan
+}
+
+// plan sets the op's layout tables from its window and live taps.
+func (op *convOp) plan() {
+	if !op.batched {
+		return
+	}
+	w := op.w
+	op.tab = w.gatherTable(op.taps)
+	if w.SH == 1 && w.SW == 1 && w.OW == w.W && kern.HasAVX512 {
+		op.shift = kern.NewShiftPlan(w.H, w.W, w.OH, w.PH, w.PW, w.KW, op.taps)
+	}
 }
 
 type convKind int
@@ -63,9 +79,7 @@ func newConv(kind convKind, win window, f int, a, b *G.Node) (*G.Node, error) {
 	}
 	op := &convOp{base: newBase(convNames[kind], fmt.Sprintf("%v f%d", win, f), out, a, b), w: win, f: f, kind: kind,
 		taps: win.liveTaps(), batched: win.useBatched()}
-	if op.batched {
-		op.tab = win.gatherTable(op.taps)
-	}
+	op.plan()
 	return apply(op, a, b)
 }
 

@@ -261,6 +261,10 @@ type binaryDef[T Float] struct {
 	// affine, where set, writes the op with one operand a single element c (the left one when
 	// left) as α·x + β, so that vec.AffineF32 computes rows with strides (1, 0) and (0, 1).
 	affine func(c float32, left bool) (alpha, beta float32)
+	// scalar32 and rscalar32, where set, are AVX2 kernels for rows with strides (1, 0) (y = a ∘ c)
+	// and (0, 1) (y = c ∘ b) of ops without an affine form, over n elements (a multiple of 8)
+	scalar32  func(y, x *float32, c float32, n int)
+	rscalar32 func(y *float32, c float32, x *float32, n int)
 	// cheap: as for unaryDef.
 	cheap bool
 	// vjp returns the adjoints of a and b (for those with need set) given the output y and its
@@ -415,7 +419,7 @@ func binaryTable[T Float]() [numBinary]binaryDef[T] {
 				}
 			},
 			// no affine form: a·(1/c) is not always a/c to the last bit
-			vec32: vec.DivF32,
+			vec32: vec.DivF32, scalar32: vec.DivScalarF32, rscalar32: vec.ScalarDivF32,
 			vjp: func(a, b, y, g *G.Node, need []bool) ([]*G.Node, error) { // ∂(a/b)/∂a = 1/b, ∂(a/b)/∂b = −y/b
 				out := make([]*G.Node, 2)
 				var err error

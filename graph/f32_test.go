@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -118,6 +119,174 @@ func TestFusionMatchesUnfused(t *testing.T) {
 		for i := range got[0] {
 			if d := math.Abs(got[0][i] - got[1][i]); d > 1e-9*(1+math.Abs(got[1][i])) {
 				t.Fatalf("%s: value %d fused %v, unfused %v", tc.name, i, got[0][i], got[1][i])
+			}
+		}
+	}
+}
+
+// TestFusionExpandSameBits: a float32 batch-norm-and-ReLU step and its gradients on maps whose
+// channels' runs are short (4×4, 7×7, 16 rows of 3, 2×2, 1×1) give the same bits with fused
+// kernels that expand their broadcast operands into registers (and fuse runs shorter than
+// fuseRunMin) as with kernels that compute one run at a time and leave those runs unfused;
+// and kernels do expand.
+func TestFusionExpandSameBits(t *testing.T) {
+	defer func() { fuseExpandOn, fuseShortRuns = true, true }()
+	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}, {64, 8, 2, 2}, {128, 16, 1, 1}} {
+		var got [3][]float64
+		expanded := 0
+		for i, on := range [][2]bool{{true, true}, {true, false}, {false, false}} {
+			fuseExpandOn, fuseShortRuns = on[0], on[1]
+			g := G.NewGraph()
+			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
+			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
+				G.WithValue(asDense[float32](randSlice(rng, s[0]*s[1]*s[2]*s[3]), tensor.Shape(s[:]))))
+			gamma := G.NewVector(g, tensor.Float32, G.WithShape(s[1]), G.WithName("gamma"), G.WithValue(asDense[float32](randSlice(rng, s[1]), tensor.Shape{s[1]})))
+			beta := G.NewVector(g, tensor.Float32, G.WithShape(s[1]), G.WithName("beta"), G.WithValue(asDense[float32](randSlice(rng, s[1]), tensor.Shape{s[1]})))
+			y, _, _, err := BatchNorm(x, gamma, beta, BatchNormConfig{Training: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if y, err = ReLU(y); err != nil {
+				t.Fatal(err)
+			}
+			sq, err := Square(y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cost, err := Sum(sq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, err := Grad(cost, x, gamma, beta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// and a sum whose input has an operand broadcast along the runs (fused into the sum
+			// where allowed: it would change the order of the sum)
+			gm, err := Reshape(gamma, 1, s[1], 1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xg, err := Mul(x, gm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			extra, err := Sum(xg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := append([]*G.Node{cost, y, extra}, gs...)
+			p, err := Compile(outs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range p.fused {
+				if k != nil && k.expand != nil && i == 0 {
+					expanded++
+				}
+			}
+			if err := p.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got[i], err = p.Flatten(outs...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if expanded == 0 {
+			t.Fatalf("%v: no kernel expanded its broadcast operands", s)
+		}
+		for i := range got[0] {
+			for j := 1; j < 3; j++ {
+				if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[j][i])) {
+					t.Fatalf("%v: value %d is %v expanded with short runs fused, %v (%s)", s, i, got[0][i], got[j][i],
+						[]string{"", "short runs unfused", "run by run, short runs unfused"}[j])
+				}
+			}
+		}
+	}
+}
+
+// TestSumPerChannelSameBits: the per-channel sum (a batch norm's statistics) gives the bits of
+// the general walk, in float32 and float64, on maps of 1 to 49 pixels, with negative zeros,
+// infinities and NaN among the values.
+func TestSumPerChannelSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 9))
+	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}} {
+		src := tensor.Shape(s[:])
+		keep := tensor.Shape{1, s[1], 1, 1}
+		if !perChannel(keep, src) {
+			t.Fatalf("%v → %v is not per channel", src, keep)
+		}
+		x := randSlice(rng, src.TotalSize())
+		for i := range x {
+			switch rng.IntN(12) {
+			case 0:
+				x[i] = math.Copysign(0, -1)
+			case 1:
+				x[i] = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				x[i] = 0
+			}
+		}
+		x[rng.IntN(len(x))] = math.NaN()
+		check := func(name string, got, want []float64) {
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+					t.Fatalf("%v %s: channel %d is %v, the walk gives %v", src, name, i, got[i], want[i])
+				}
+			}
+		}
+		g64, w64 := make([]float64, s[1]), make([]float64, s[1])
+		sumPerChannel(x, g64, s[0], s[1], s[2]*s[3])
+		sumToWalk(keep, src, x, w64)
+		check("float64", g64, w64)
+		x32 := make([]float32, len(x))
+		for i, e := range x {
+			x32[i] = float32(e)
+		}
+		g32, w32 := make([]float32, s[1]), make([]float32, s[1])
+		sumPerChannel(x32, g32, s[0], s[1], s[2]*s[3])
+		sumToWalk(keep, src, x32, w32)
+		for i := range w32 {
+			if math.Float32bits(g32[i]) != math.Float32bits(w32[i]) {
+				t.Fatalf("%v float32: channel %d is %v, the walk gives %v", src, i, g32[i], w32[i])
+			}
+		}
+	}
+}
+
+// TestBroadcastPerChannel: a channel's value repeated over its planes (the per-channel path
+// of BroadcastTo), against the definition, and the same through the general walk.
+func TestBroadcastPerChannel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, s := range [][4]int{{3, 5, 1, 1}, {2, 4, 2, 2}, {2, 3, 1, 7}, {2, 2, 7, 7}} {
+		out := tensor.Shape(s[:])
+		keep := tensor.Shape{1, s[1], 1, 1}
+		x := randSlice(rng, s[1])
+		x[0] = math.Copysign(0, -1)
+		op := &broadcastToOp{keep: keep}
+		op.out = out
+		v, err := broadcastToDo[float64](op, nil, tensor.New(tensor.WithShape(keep...), tensor.WithBacking(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := v.Data().([]float64)
+		for i, e := range got {
+			want := x[(i/(s[2]*s[3]))%s[1]]
+			if math.Float64bits(e) != math.Float64bits(want) {
+				t.Fatalf("%v: element %d is %v, want %v", out, i, e, want)
+			}
+		}
+		// the walk, as for any other broadcast: a 5-D shape with the same elements
+		op5 := &broadcastToOp{keep: tensor.Shape{1, s[1], 1, 1, 1}}
+		op5.out = tensor.Shape{s[0], s[1], s[2], s[3], 1}
+		v5, err := broadcastToDo[float64](op5, nil, tensor.New(tensor.WithShape(op5.keep...), tensor.WithBacking(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range v5.Data().([]float64) {
+			if math.Float64bits(e) != math.Float64bits(got[i]) {
+				t.Fatalf("%v: element %d is %v per channel, %v through the walk", out, i, got[i], e)
 			}
 		}
 	}

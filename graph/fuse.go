@@ -36,7 +36,19 @@ type fusedKernel struct {
 	sum    bool           // the root sums its input to a scalar
 	span   int            // blocks never cross a multiple of span (broadcast operands' runs)
 	blk    int            // elements per block
+	// expand, when not nil, gives each broadcast leaf (pats[l] ≠ nil) a register of its own,
+	// which fusedBlock fills with the leaf's values over the block before the instructions run
+	// (−1 for the other leaves): blocks then span many of its runs, where following the runs
+	// (a channel's 2×2 or 4×4 map) would run every instruction on a few elements at a time
+	expand []int
 }
+
+// fuseExpandSpan is the span below which a fused kernel expands its broadcast leaves into
+// registers rather than computing one run at a time.
+const fuseExpandSpan = 64
+
+// fuseExpandOn turns the expansion off for tests that compare it with computing run by run.
+var fuseExpandOn = true
 
 // finst is one op of a fused kernel. A source is a register (the result of instruction r,
 // src = r) or a leaf (src = −1 − leaf index).
@@ -47,40 +59,49 @@ type finst struct {
 }
 
 // fusable reports whether node n of a program is an elementwise op over its whole output whose
-// inputs each have the output's size or one element.
-func fusable(n *G.Node, kids []*G.Node) bool {
+// inputs each have the output's size or one element, or are broadcast along runs (fusedKernel's
+// patterns); short says that a run is shorter than fuseRunMin, which only kernels that expand
+// their broadcast operands compute efficiently (not sums, whose blocks are kept as they were).
+func fusable(n *G.Node, kids []*G.Node) (ok, short bool) {
 	size := n.Shape().TotalSize()
 	if size < fuseMin {
-		return false
+		return false, false
 	}
 	switch op := n.Op().(type) {
 	case *unaryOp:
 		if !op.kind.known() {
-			return false // left to the op's own Do, which reports it
+			return false, false // left to the op's own Do, which reports it
 		}
 	case *binaryOp:
 		if !op.kind.known() {
-			return false
+			return false, false
 		}
 	case *gateOp:
 	case *broadcastToOp:
-		return len(kids) == 1 && kids[0].Shape().TotalSize() == 1
+		return len(kids) == 1 && kids[0].Shape().TotalSize() == 1, false
 	default:
-		return false
+		return false, false
 	}
 	for j, k := range kids {
 		if s := k.Shape().TotalSize(); s != size && s != 1 {
-			b, ok := n.Op().(*binaryOp)
-			if !ok {
-				return false
+			b, isBinary := n.Op().(*binaryOp)
+			if !isBinary {
+				return false, false
 			}
-			if l := bcastPattern(b, j); l.run < fuseRunMin {
-				return false
+			l := bcastPattern(b, j)
+			if l.run < 1 || (l.run < fuseRunMin && !fuseShortRuns) {
+				return false, false
 			}
+			short = short || l.run < fuseRunMin
 		}
 	}
-	return true
+	return true, short
 }
+
+// fuseShortRuns lets elementwise ops whose broadcast operands run fewer than fuseRunMin
+// elements (a channel's 2×2 or 1×1 map) be fused into kernels that expand them; off for tests
+// that compare with leaving them unfused.
+var fuseShortRuns = true
 
 // fuseRunMin is the shortest run of a broadcast operand (a row of a bias added to every row,
 // a channel's value repeated over a plane) worth fusing.
@@ -138,6 +159,57 @@ func (l *leafPattern) offset(i int) int {
 	return off
 }
 
+// expandPattern sets dst to the operand's values at flat indices s … e−1 of the kernel's domain, a run
+// at a time, stepping the outer dims as an odometer.
+func expandPattern[T Float](l *leafPattern, src []T, s, e int, dst []T) {
+	nd := len(l.outer)
+	var idx [8]int
+	if nd > len(idx) {
+		for i := s; i < e; i++ {
+			dst[i-s] = src[l.offset(i)]
+		}
+		return
+	}
+	base, r := 0, s/l.run
+	for d := nd - 1; d >= 0; d-- {
+		idx[d] = r % l.outer[d]
+		base += idx[d] * l.strides[d]
+		r /= l.outer[d]
+	}
+	in := s % l.run
+	for i := s; i < e; {
+		n := min(l.run-in, e-i)
+		out := dst[i-s:][:n]
+		if l.inner == 0 {
+			v := src[base]
+			for j := range out {
+				out[j] = v
+			}
+		} else {
+			copy(out, src[base+in:])
+		}
+		i, in = i+n, 0
+		for d := nd - 1; d >= 0; d-- {
+			idx[d]++
+			base += l.strides[d]
+			if idx[d] < l.outer[d] {
+				break
+			}
+			base -= l.strides[d] * l.outer[d]
+			idx[d] = 0
+		}
+	}
+}
+
+// regs is the number of blk-element registers a block of the kernel uses.
+func (k *fusedKernel) regs() int {
+	n := len(k.inst)
+	for _, slot := range k.expand {
+		n = max(n, len(k.inst)+slot+1)
+	}
+	return n
+}
+
 // sumRoot reports whether n sums all elements of its input.
 func sumRoot(n *G.Node, kids []*G.Node) bool {
 	_, ok := n.Op().(*sumToOp)
@@ -172,13 +244,14 @@ func (p *Program) fuse(outputs []*G.Node) {
 		return ks
 	}
 	ew := make([]bool, n)
+	short := make([]bool, n) // the node's kernel would read an operand broadcast along short runs
 	root := make([]bool, n)
 	for i, nd := range p.nodes {
 		if nd.Op() == nil {
 			continue
 		}
 		ks := kidNodes(i)
-		ew[i] = fusable(nd, ks)
+		ew[i], short[i] = fusable(nd, ks)
 		root[i] = ew[i] || sumRoot(nd, ks)
 	}
 	p.inlined = make([]bool, n)
@@ -192,10 +265,14 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 		size := p.nodes[c].Shape().TotalSize()
 		if !ew[c] { // a sum: its input's size
+			if short[i] {
+				continue
+			}
 			size = p.nodes[i].Shape().TotalSize()
 		}
 		if p.nodes[i].Shape().TotalSize() == size {
 			p.inlined[i] = true
+			short[c] = short[c] || short[i] // nodes come after their inputs
 		}
 	}
 	// A cheap op of leaves (a scalar broadcast, 2·θ, a − b of materialized values) with several
@@ -212,7 +289,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 	}
 	for i, nd := range p.nodes {
-		if !ew[i] || p.inlined[i] || out[nd] || consumers[i] < 2 || !cheap(nd.Op()) {
+		if !ew[i] || short[i] || p.inlined[i] || out[nd] || consumers[i] < 2 || !cheap(nd.Op()) {
 			continue
 		}
 		ok := true
@@ -305,6 +382,18 @@ func (p *Program) fuse(outputs []*G.Node) {
 		if k.span < k.size {
 			k.blk = min(k.span, fuseBlockMax)
 		}
+		if fuseExpandOn && k.span < fuseExpandSpan && !k.sum { // a sum's blocks fix its order: left as they were
+			k.span, k.blk = k.size, fuseBlock
+			k.expand = make([]int, len(k.pats))
+			slot := 0
+			for l, pat := range k.pats {
+				k.expand[l] = -1
+				if pat != nil {
+					k.expand[l] = slot
+					slot++
+				}
+			}
+		}
 		p.fused[i] = k
 		if fuseDump {
 			fmt.Fprintf(os.Stderr, "fused %v %v: size %d span %d blk %d sum %v\n", p.nodes[i].Op(), p.nodes[i].Shape(), k.size, k.span, k.blk, k.sum)
@@ -353,7 +442,7 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		group := max(1, (1<<15)/k.blk) // blocks per partial sum: fixed by the shapes alone
 		parts := make([]T, (blocks+group-1)/group)
 		parallelFor(len(parts), 1, func(lo, hi int) {
-			ws := getWorkspace[T](len(k.inst) * k.blk)
+			ws := getWorkspace[T](k.regs() * k.blk)
 			for c := lo; c < hi; c++ {
 				var s T
 				for b := c * group; b < min(blocks, (c+1)*group); b++ {
@@ -371,7 +460,7 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		return nil, fmt.Errorf("graph: fused kernel of %d elements into %d", k.size, len(y))
 	}
 	parallelFor(blocks, max(1, elementwiseGrain/k.blk), func(lo, hi int) {
-		ws := getWorkspace[T](len(k.inst) * k.blk)
+		ws := getWorkspace[T](k.regs() * k.blk)
 		for b := lo; b < hi; b++ {
 			s, e := span(b)
 			fusedBlock(k, *ws, leaves, s, e, y[s:e])
@@ -420,6 +509,9 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 		}
 		li := -1 - in.src[a]
 		l := leaves[li]
+		if k.expand != nil && k.expand[li] >= 0 {
+			return regs[(len(k.inst)+k.expand[li])*k.blk:][:n], 1
+		}
 		if pat := k.pats[li]; pat != nil {
 			off := pat.offset(s)
 			if pat.inner == 0 {
@@ -431,6 +523,11 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 			return l, 0
 		}
 		return l[s:e], 1
+	}
+	for l, slot := range k.expand {
+		if slot >= 0 {
+			expandPattern(k.pats[l], leaves[l], s, e, regs[(len(k.inst)+slot)*k.blk:][:n])
+		}
 	}
 	for j := range k.inst {
 		in := &k.inst[j]

@@ -41,6 +41,10 @@ func vecBinary[T Float](d *binaryDef[T], y, a, b []T, sa, sb int) bool {
 		b32 = b32[:n]
 		alpha, beta := d.affine(a32[0], true)
 		vec.AffineF32(p32(y32), p32(b32), n8, alpha, beta)
+	case sa == 1 && sb == 0 && d.scalar32 != nil: // no affine form (a / c): a kernel of its own
+		d.scalar32(p32(y32), p32(a32[:n]), b32[0], n8)
+	case sa == 0 && sb == 1 && d.rscalar32 != nil:
+		d.rscalar32(p32(y32), a32[0], p32(b32[:n]), n8)
 	default:
 		return false
 	}

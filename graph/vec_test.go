@@ -45,7 +45,11 @@ func TestVecKernels(t *testing.T) {
 				}
 				d.apply(got, x, y, st[0], st[1])
 				d.row(want, x, y, st[0], st[1])
+				exact := d.affine == nil // the scalar kernels (Div) as the scalar loop, to the bit
 				for i := range got {
+					if exact && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("binary %v %v n %d: [%d] = %v, want %v to the bit", k, st, n, i, got[i], want[i])
+					}
 					if !near(got[i], want[i]) {
 						t.Fatalf("binary %v %v n %d: [%d] = %v, want %v", k, st, n, i, got[i], want[i])
 					}

@@ -36,6 +36,12 @@ func Kern1x8(k int, a unsafe.Pointer, acs int, b unsafe.Pointer, ldb int, c unsa
 //go:noescape
 func Kern8x48Z(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 
+// Kern8x16ZN is Kern4x8 for up to 16 columns (a lane mask) of an 8-row block in AVX-512
+// (kern512_amd64.s): the same sum, term by term, for each element.
+//
+//go:noescape
+func Kern8x16ZN(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int, mask int)
+
 // Transpose8x8 sets dst[j][i] = src[i][j] for an 8×8 block of float32 (rows lds and ldd
 // bytes apart; transpose_amd64.s): gemm's copy of a transposed B, which in scalar code cost
 // as much as a product 64 rows deep.
@@ -126,6 +132,11 @@ type kernelSet struct {
 	// m mod bigRows of the rows in blocks of four) × columns [0, nWide − nWide mod bigCols).
 	big              func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int)
 	bigRows, bigCols int
+	// bigNarrow, when not nil, computes the columns past the wide ones of the rows big covers,
+	// bigRows at a time and up to 16 columns (a lane mask) a call, each element summed as
+	// block4 sums it (the AVX2 walk's Kern4x8, and its zero-padded copy of B for the last
+	// n mod narrow columns)
+	bigNarrow func(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int, mask int)
 	// tallAPanelBytes, tallBPanelBytes: C is also walked a block row at a time when a panel
 	// of A is larger than the first (it would pass through the second-level cache once per
 	// column strip, with a transposed A's rows a page apart) and one of B no larger than the
@@ -143,7 +154,7 @@ var (
 	// edges, the rows ≤ 8 that stream B) take kernels32's, which sum in the same order.
 	kernels32z = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
 		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10,
-		big: Kern8x48Z, bigRows: 8, bigCols: 48, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
+		big: Kern8x48Z, bigRows: 8, bigCols: 48, bigNarrow: Kern8x16ZN, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
 	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4,
 		rowMajorBytes: 64 << 10}
 )
@@ -265,9 +276,20 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 				}
 			}
 		}
+		// the columns past the wide ones of rows [0, nz): 8-row blocks, 16 columns at a time
+		nz := 0
+		if ks.bigNarrow != nil && m8 > 0 && nWide < n {
+			nz = m8
+			for i0 := 0; i0 < nz; i0 += ks.bigRows {
+				for j0 := nWide; j0 < n; j0 += 16 {
+					w := min(16, n-j0)
+					ks.bigNarrow(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&b[p0*ldb+j0]), ldb*f, unsafe.Pointer(&c[i0*ldc+j0]), ldc*f, acc, 1<<w-1)
+				}
+			}
+		}
 		// todo says whether block(i0, j0, ·) is still to compute
 		todo := func(i0, j0 int) bool {
-			return (i0 >= m4 || j0 >= j1) && (i0 >= m8 || j0 >= n48)
+			return (i0 >= m4 || j0 >= j1) && (i0 >= m8 || j0 >= n48) && (i0 >= nz || j0 < nWide)
 		}
 		if rowMajor {
 			// B's panel stays in the cache, so C is written a block row at a time, each of its
@@ -288,7 +310,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 				}
 			}
 		}
-		if nNarrow < n { // the last n mod narrow columns: through a zero-padded copy of B and a C tile
+		if nNarrow < n && nz < m { // the last n mod narrow columns: through a zero-padded copy of B and a C tile
 			tw := n - nNarrow
 			tb := getBuf[T](pool, kb*narrow+4*narrow)
 			bt, tile := (*tb)[:kb*narrow], (*tb)[kb*narrow:]
@@ -310,7 +332,7 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 					}
 				}
 			}
-			for i0 := 0; i0 < m4; i0 += 4 {
+			for i0 := nz; i0 < m4; i0 += 4 {
 				ks.block4(kb, ap(i0), ars*f, acs*f, unsafe.Pointer(&bt[0]), narrow*f, unsafe.Pointer(&tile[0]), narrow*f, 0)
 				flush(i0, 4)
 			}

@@ -29,3 +29,9 @@ func DGemm(ta, tb bool, m, n, k int, a []float64, lda int, b []float64, ldb int,
 func ZenDotRows4(w *float32, ldw, rows int, dyt *float32, kb int, t *float32) {
 	panic("sgemm: no kernels")
 }
+
+// Im2col reports false: there are no kernels on this architecture.
+func (p *ShiftPlan) Im2col(img []float32, c int, cols []float32, ld, col0 int) bool { return false }
+
+// Col2im reports false: there are no kernels on this architecture.
+func (p *ShiftPlan) Col2im(cols []float32, ld, col0 int, img []float32, c int) bool { return false }

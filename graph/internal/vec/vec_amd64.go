@@ -22,6 +22,17 @@ func MulF32(y, a, b *float32, n int)
 //go:noescape
 func DivF32(y, a, b *float32, n int)
 
+// DivScalarF32 sets y[i] = x[i] / c (a broadcast divisor, where DivF32 would need it
+// repeated in memory).
+//
+//go:noescape
+func DivScalarF32(y, x *float32, c float32, n int)
+
+// ScalarDivF32 sets y[i] = c / x[i].
+//
+//go:noescape
+func ScalarDivF32(y *float32, c float32, x *float32, n int)
+
 //go:noescape
 func AffineF32(y, x *float32, n int, alpha, beta float32)
 

@@ -478,3 +478,63 @@ am_8:
 am_done:
 	VZEROUPPER
 	RET
+
+// func DivScalarF32(y, x *float32, c float32, n int)
+// y[i] = x[i] / c for the first n elements (n a multiple of 8).
+TEXT ·DivScalarF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS c+16(FP), Y4
+	MOVQ n+24(FP), CX
+DivScalarF32_32:
+	CMPQ CX, $32
+	JLT DivScalarF32_8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VDIVPS Y4, Y0, Y0
+	VDIVPS Y4, Y1, Y1
+	VDIVPS Y4, Y2, Y2
+	VDIVPS Y4, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP DivScalarF32_32
+DivScalarF32_8:
+	CMPQ CX, $8
+	JLT DivScalarF32_done
+	VMOVUPS (SI), Y0
+	VDIVPS Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP DivScalarF32_8
+DivScalarF32_done:
+	VZEROUPPER
+	RET
+
+// func ScalarDivF32(y *float32, c float32, x *float32, n int)
+// y[i] = c / x[i] for the first n elements (n a multiple of 8).
+TEXT ·ScalarDivF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	VBROADCASTSS c+8(FP), Y4
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+ScalarDivF32_8:
+	CMPQ CX, $8
+	JLT ScalarDivF32_done
+	VDIVPS (SI), Y4, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP ScalarDivF32_8
+ScalarDivF32_done:
+	VZEROUPPER
+	RET

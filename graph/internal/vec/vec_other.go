@@ -6,15 +6,17 @@ package vec
 
 const Available = false
 
-func AddF32(y, a, b *float32, n int)                      { panic("vec: no kernels") }
-func SubF32(y, a, b *float32, n int)                      { panic("vec: no kernels") }
-func MulF32(y, a, b *float32, n int)                      { panic("vec: no kernels") }
-func DivF32(y, a, b *float32, n int)                      { panic("vec: no kernels") }
-func AffineF32(y, x *float32, n int, alpha, beta float32) { panic("vec: no kernels") }
-func ReluF32(y, x *float32, n int)                        { panic("vec: no kernels") }
-func GateF32(y, x, gr *float32, n int)                    { panic("vec: no kernels") }
-func StepF32(y, x *float32, n int)                        { panic("vec: no kernels") }
-func SumF32(x *float32, n int) float32                    { panic("vec: no kernels") }
+func AddF32(y, a, b *float32, n int)                        { panic("vec: no kernels") }
+func SubF32(y, a, b *float32, n int)                        { panic("vec: no kernels") }
+func MulF32(y, a, b *float32, n int)                        { panic("vec: no kernels") }
+func DivF32(y, a, b *float32, n int)                        { panic("vec: no kernels") }
+func DivScalarF32(y, x *float32, c float32, n int)          { panic("vec: no kernels") }
+func ScalarDivF32(y *float32, c float32, x *float32, n int) { panic("vec: no kernels") }
+func AffineF32(y, x *float32, n int, alpha, beta float32)   { panic("vec: no kernels") }
+func ReluF32(y, x *float32, n int)                          { panic("vec: no kernels") }
+func GateF32(y, x, gr *float32, n int)                      { panic("vec: no kernels") }
+func StepF32(y, x *float32, n int)                          { panic("vec: no kernels") }
+func SumF32(x *float32, n int) float32                      { panic("vec: no kernels") }
 
 func DotF32(a, b *float32, n int) float32 { panic("vec: no kernels") }
 
