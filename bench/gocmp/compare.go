@@ -74,7 +74,11 @@ func compare(quick bool, reps int, python, ref, purego, only string) error {
 	if coretype == "" {
 		coretype = "unset"
 	}
-	fmt.Printf("# hyperflat vector extensions: graph kernels %s, %s (OPENBLAS_CORETYPE %s)\n", ext, blas, coretype)
+	threads := os.Getenv("OPENBLAS_NUM_THREADS")
+	if threads == "" {
+		threads = "unset"
+	}
+	fmt.Printf("# hyperflat vector extensions: graph kernels %s, %s (OPENBLAS_CORETYPE %s, OPENBLAS_NUM_THREADS %s)\n", ext, blas, coretype, threads)
 	fmt.Printf("# load average at start: %s\n", loadavg())
 
 	sides := map[string]side{"hyperflat": &local{steps: map[string]stepper{}}}

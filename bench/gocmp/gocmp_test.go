@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,5 +251,21 @@ func TestRatioDividesByFasterTorch(t *testing.T) {
 	}
 	if m := cpuModel(); !strings.Contains(m, "logical CPUs") {
 		t.Errorf("cpuModel() = %q", m)
+	}
+}
+
+// bench/compare gives hyperflat one OpenBLAS thread and the reference the user's setting.
+func TestReferenceEnviron(t *testing.T) {
+	has := func(env []string, kv string) bool { return slices.Contains(env, kv) }
+	t.Setenv("OPENBLAS_NUM_THREADS", "1")
+	t.Setenv(origOpenBLASThreads, "4")
+	if env := referenceEnviron(); !has(env, "OPENBLAS_NUM_THREADS=4") || has(env, "OPENBLAS_NUM_THREADS=1") {
+		t.Errorf("user's 4: reference sees %v", env)
+	}
+	t.Setenv(origOpenBLASThreads, "unset")
+	for _, kv := range referenceEnviron() {
+		if strings.HasPrefix(kv, "OPENBLAS_NUM_THREADS=") || strings.HasPrefix(kv, origOpenBLASThreads) {
+			t.Errorf("user had none: reference sees %s", kv)
+		}
 	}
 }

@@ -85,6 +85,32 @@ func (l *local) run(name string, k int) ([]float64, error) {
 
 func (l *local) close() {}
 
+// referenceEnviron is this process's environment as the reference side should see it:
+// bench/compare runs hyperflat with OPENBLAS_NUM_THREADS=1 (graph sets one thread anyway, but
+// OpenBLAS starts its thread pool when the library loads, and those threads spun for 16% of a
+// screening's samples), and gives the reference the value the user had (origOpenBLASThreads).
+func referenceEnviron() []string {
+	orig, had := os.LookupEnv(origOpenBLASThreads)
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENBLAS_NUM_THREADS=") && !strings.HasPrefix(kv, origOpenBLASThreads+"=") {
+			out = append(out, kv)
+		}
+	}
+	if had && orig != "unset" {
+		out = append(out, "OPENBLAS_NUM_THREADS="+orig)
+	} else if !had {
+		if v, ok := os.LookupEnv("OPENBLAS_NUM_THREADS"); ok {
+			out = append(out, "OPENBLAS_NUM_THREADS="+v) // run without bench/compare: unchanged
+		}
+	}
+	return out
+}
+
+// origOpenBLASThreads carries the user's OPENBLAS_NUM_THREADS ("unset" when none) past
+// bench/compare's setting for hyperflat's side.
+const origOpenBLASThreads = "HYPERFLAT_BENCH_ORIG_OPENBLAS_NUM_THREADS"
+
 // server is a side in another process speaking the line protocol of bench/ref.py.
 type server struct {
 	name string
@@ -95,7 +121,7 @@ type server struct {
 
 func startServer(name string, env []string, argv ...string) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(referenceEnviron(), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
