@@ -293,14 +293,15 @@ func main() {
 		serve()
 		return
 	}
-	if len(os.Args) == 4 && os.Args[1] == "screen" { // screenProcesses's children
+	if len(os.Args) == 5 && os.Args[1] == "screen" { // screenProcesses's children
 		n1, err1 := strconv.Atoi(os.Args[2])
 		width, err2 := strconv.Atoi(os.Args[3])
-		if err1 != nil || err2 != nil {
-			fmt.Fprintln(os.Stderr, "gocmp screen: want N1 WIDTH")
+		workers, err3 := strconv.Atoi(os.Args[4])
+		if err1 != nil || err2 != nil || err3 != nil || workers < 1 {
+			fmt.Fprintln(os.Stderr, "gocmp screen: want N1 WIDTH WORKERS")
 			os.Exit(2)
 		}
-		if _, err := screenTime(n1, width, 1); err != nil {
+		if _, err := screenTime(n1, width, workers); err != nil {
 			fmt.Fprintln(os.Stderr, "gocmp screen:", err)
 			os.Exit(1)
 		}
