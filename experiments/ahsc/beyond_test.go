@@ -111,7 +111,8 @@ func TestBeyondFromASmallRun(t *testing.T) {
 	}
 	page := string(md)
 	for _, want := range []string{"| iris | random | 0.050 | 2 |", "| iris | ahsc | 0.050 | 2 |", "| iris | Eq. 7 regularizer | test metric |",
-		"| iris | λ_max | validation − training loss |", "**Selection by Eq. 7:", "**Signals:"} {
+		"| iris | λ_max | validation − training loss |", "**Selection by Eq. 7:", "**Signals:",
+		"Datasets: iris (1 of the study's 8); not yet run: breast, digits, wine, blood-transfusion, australian, credit-g, kc1, so the verdict"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
 		}
