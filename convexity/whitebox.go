@@ -176,11 +176,12 @@ func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
 	return &gradProgram{prog: prog, grads: grads}, nil
 }
 
-func (g *gradProgram) gradient(ctx context.Context) ([]float64, error) {
+// gradientInto writes the gradient into dst, of the parameters' total size.
+func (g *gradProgram) gradientInto(ctx context.Context, dst []float64) ([]float64, error) {
 	if err := g.prog.Run(ctx); err != nil {
 		return nil, err
 	}
-	return g.prog.Flatten(g.grads...)
+	return flattenInto(dst, g.prog, g.grads)
 }
 
 // recorder follows one full training for its white-box record: it accumulates ‖a_t‖² at the
@@ -192,6 +193,7 @@ type recorder struct {
 	model    layers.FeatureModel
 	curv     *Curvature // the training risk's, on opt.Rows rows
 	val      *gradProgram
+	gt, gv   []float64 // the gradients of a_t, reused from iterate to iterate
 	sumSq    float64
 	iterates int
 	spent    time.Duration
@@ -247,16 +249,19 @@ func (r *recorder) follows() bool { return r != nil && r.val != nil }
 func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	began := time.Now()
 	defer func() { r.spent += time.Since(began) }()
-	_, gt, err := r.curv.LossGrad(ctx)
+	if r.gt == nil {
+		r.gt, r.gv = make([]float64, r.curv.n), make([]float64, r.curv.n)
+	}
+	if err := r.curv.lgProg.Run(ctx); err != nil {
+		return err
+	}
+	gt, err := flattenInto(r.gt, r.curv.lgProg, r.curv.grads)
 	if err != nil {
 		return err
 	}
-	gv, err := r.val.gradient(ctx)
+	gv, err := r.val.gradientInto(ctx, r.gv)
 	if err != nil {
 		return err
-	}
-	if len(gt) != len(gv) {
-		return fmt.Errorf("convexity: training gradient of %d entries, validation gradient of %d", len(gt), len(gv))
 	}
 	for i := range gt {
 		d := gt[i] - gv[i]
