@@ -180,7 +180,9 @@ type Estimate struct {
 	Samples      int
 }
 
-func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int, f func(v, hv []float64) float64) (Estimate, error) {
+// hutchinson is the estimate of E f(v, Hv); with warm, the parameters and the data are those
+// of the last product (hvpInto), so that its first product is a partial one too.
+func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int, warm bool, f func(v, hv []float64) float64) (Estimate, error) {
 	if c == nil || rng == nil {
 		return Estimate{}, fmt.Errorf("convexity: Hutchinson estimate needs a Curvature and a random source (got a nil one)")
 	}
@@ -194,7 +196,7 @@ func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int,
 	v, hv := make([]float64, c.n), make([]float64, c.n)
 	for s := 0; s < samples; s++ {
 		rademacher(rng, v)
-		hv, err := c.hvpInto(ctx, hv, v, s > 0)
+		hv, err := c.hvpInto(ctx, hv, v, warm || s > 0)
 		if err != nil {
 			return Estimate{}, err
 		}
@@ -210,18 +212,24 @@ func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int,
 
 // FrobeniusSq estimates ‖H‖_F² = E‖Hv‖² over Rademacher vectors v (Hutchinson).
 func (c *Curvature) FrobeniusSq(ctx context.Context, rng *rand.Rand, samples int) (Estimate, error) {
-	return c.hutchinson(ctx, rng, samples, func(_, hv []float64) float64 { return dot(hv, hv) })
+	return c.hutchinson(ctx, rng, samples, false, func(_, hv []float64) float64 { return dot(hv, hv) })
 }
 
 // Trace estimates tr H = E vᵀHv over Rademacher vectors v (Hutchinson).
 func (c *Curvature) Trace(ctx context.Context, rng *rand.Rand, samples int) (Estimate, error) {
-	return c.hutchinson(ctx, rng, samples, func(v, hv []float64) float64 { return dot(v, hv) })
+	return c.hutchinson(ctx, rng, samples, false, func(v, hv []float64) float64 { return dot(v, hv) })
 }
 
 // TopEigenvalue returns the eigenvalue of H of largest magnitude and its unit eigenvector, by
 // power iteration from a random start until the Rayleigh quotient changes by less than tol
 // (relative) or iters iterations.
 func (c *Curvature) TopEigenvalue(ctx context.Context, rng *rand.Rand, iters int, tol float64) (float64, []float64, error) {
+	return c.topEigenvalue(ctx, rng, iters, tol, false)
+}
+
+// topEigenvalue is TopEigenvalue; with warm, the parameters and the data are those of the last
+// product (hvpInto).
+func (c *Curvature) topEigenvalue(ctx context.Context, rng *rand.Rand, iters int, tol float64, warm bool) (float64, []float64, error) {
 	if c == nil || rng == nil {
 		return 0, nil, fmt.Errorf("convexity: TopEigenvalue needs a Curvature and a random source (got a nil one)")
 	}
@@ -238,7 +246,7 @@ func (c *Curvature) TopEigenvalue(ctx context.Context, rng *rand.Rand, iters int
 	normalize(v)
 	lambda := 0.0
 	for it := 0; it < iters; it++ {
-		hv, err := c.hvpInto(ctx, hv, v, it > 0)
+		hv, err := c.hvpInto(ctx, hv, v, warm || it > 0)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -257,7 +265,7 @@ func (c *Curvature) TopEigenvalue(ctx context.Context, rng *rand.Rand, iters int
 		lambda = next
 	}
 	// The Rayleigh quotient of the final vector.
-	hv, err := c.hvpInto(ctx, hv, v, iters > 0)
+	hv, err := c.hvpInto(ctx, hv, v, warm || iters > 0)
 	if err != nil {
 		return 0, nil, err
 	}

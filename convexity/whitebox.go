@@ -291,7 +291,9 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 		return nil, err
 	}
 	w.Trace, w.TraceStdErr = tr.Mean, tr.StdErr
-	if w.TopEigenvalue, _, err = r.curv.TopEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol); err != nil {
+	// The trace's products left the forward pass and the gradient at these parameters in the
+	// program, so the power iteration computes only the direction-dependent part of each.
+	if w.TopEigenvalue, _, err = r.curv.topEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol, true); err != nil {
 		return nil, err
 	}
 	w.Seconds = (r.spent + time.Since(began)).Seconds()

@@ -40,7 +40,7 @@ func (p *Program) RunChanged(ctx context.Context, changed ...*G.Node) error {
 	}
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
-	if !slices.Equal(idx, p.keptFor) {
+	if p.keep == nil || !slices.Equal(idx, p.keptFor) {
 		p.keep = p.keepMask(idx)
 		p.keptFor = idx
 	}
