@@ -16,8 +16,12 @@ import (
 )
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
-// (Task.Whitebox). Zero fields take the defaults below, which BenchmarkWhitebox sizes so
-// that the record costs well under a sixth of a trial on the Bayesmark and OpenML MLPs.
+// (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
+// weighs them: the record costs about a tenth of a trial on the Bayesmark MLPs, but half to
+// most of one on the OpenML kc1 MLP, whose trainings stop early, after 9 to 24 epochs of 1,265
+// rows: its 15 Hessian-vector products on 256 rows (one full, the others only their
+// direction-dependent part, 0.9 to 1.3 gradients' worth each) are alone 15 to 40% of such
+// a training's matrix-product arithmetic.
 type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
