@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hyperflat/hyperflat/datasets"
@@ -212,5 +213,74 @@ func TestSharpnessGrowsWithTheBox(t *testing.T) {
 	}
 	if !(small > 0 && large > small) || before != after {
 		t.Errorf("sharpness ε=1e-3: %v, ε=1e-1: %v; loss before %v after %v", small, large, before, after)
+	}
+}
+
+// TestPartialProductsMatchFullOnes: the products after the first of an estimate recompute only
+// what depends on the direction; they must give the bits of full products, and a public
+// estimate after the parameters changed must see the new parameters. (Each Curvature has a
+// graph of its own: a second Curvature of the same loss node makes the first one's Hessian
+// asymmetric, at the base commit too; see the report of issue 55.)
+func TestPartialProductsMatchFullOnes(t *testing.T) {
+	ctx := context.Background()
+	curvature := func(scale float64) *Curvature {
+		loss, params := smallMLP(t, 5)
+		for _, p := range params {
+			d := p.Value().(*tensor.Dense)
+			x := d.Data().([]float64)
+			for i := range x {
+				x[i] *= scale
+			}
+		}
+		c, err := NewCurvature(loss, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	warm, cold := curvature(1), curvature(1)
+	rng := rand.New(rand.NewPCG(3, 3))
+	dst := make([]float64, warm.Dim())
+	v := make([]float64, warm.Dim())
+	for k := range 4 {
+		rademacher(rng, v)
+		got, err := warm.hvpInto(ctx, dst, v, k > 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := cold.HVP(ctx, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("product %d: partial %v, full %v", k, got[:3], want[:3])
+		}
+	}
+	estimates := func(c *Curvature, warm bool) [3]float64 {
+		rng := rand.New(rand.NewPCG(4, 4))
+		tr, err := c.Trace(ctx, rng, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lambda, _, err := c.topEigenvalue(ctx, rng, 20, 1e-9, warm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [3]float64{tr.Mean, tr.StdErr, lambda}
+	}
+	before := estimates(warm, true)
+	if want := estimates(cold, false); before != want {
+		t.Fatalf("trace and top eigenvalue from partial products %v, from full ones %v", before, want)
+	}
+	// New parameters: the public estimates must not keep the old forward pass.
+	for _, p := range warm.params {
+		x := p.Value().(*tensor.Dense).Data().([]float64)
+		for i := range x {
+			x[i] *= 1.5
+		}
+	}
+	after := estimates(warm, false)
+	if want := estimates(curvature(1.5), false); after != want || after == before {
+		t.Errorf("after new parameters: %v, a fresh Curvature's %v (before %v)", after, want, before)
 	}
 }

@@ -16,8 +16,12 @@ import (
 )
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
-// (Task.Whitebox). Zero fields take the defaults below, which BenchmarkWhitebox sizes so
-// that the record costs well under a sixth of a trial on the Bayesmark and OpenML MLPs.
+// (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
+// weighs them: the record costs about a tenth of a trial on the Bayesmark MLPs, but half to
+// most of one on the OpenML kc1 MLP, whose trainings stop early, after 9 to 24 epochs of 1,265
+// rows: its 15 Hessian-vector products on 256 rows (one full, the others only their
+// direction-dependent part, 0.9 to 1.3 gradients' worth each) are alone 15 to 40% of such
+// a training's matrix-product arithmetic.
 type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
@@ -176,11 +180,12 @@ func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
 	return &gradProgram{prog: prog, grads: grads}, nil
 }
 
-func (g *gradProgram) gradient(ctx context.Context) ([]float64, error) {
+// gradientInto writes the gradient into dst, of the parameters' total size.
+func (g *gradProgram) gradientInto(ctx context.Context, dst []float64) ([]float64, error) {
 	if err := g.prog.Run(ctx); err != nil {
 		return nil, err
 	}
-	return g.prog.Flatten(g.grads...)
+	return flattenInto(dst, g.prog, g.grads)
 }
 
 // recorder follows one full training for its white-box record: it accumulates ‖a_t‖² at the
@@ -192,6 +197,7 @@ type recorder struct {
 	model    layers.FeatureModel
 	curv     *Curvature // the training risk's, on opt.Rows rows
 	val      *gradProgram
+	gt, gv   []float64 // the gradients of a_t, reused from iterate to iterate
 	sumSq    float64
 	iterates int
 	spent    time.Duration
@@ -247,16 +253,19 @@ func (r *recorder) follows() bool { return r != nil && r.val != nil }
 func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	began := time.Now()
 	defer func() { r.spent += time.Since(began) }()
-	_, gt, err := r.curv.LossGrad(ctx)
+	if r.gt == nil {
+		r.gt, r.gv = make([]float64, r.curv.n), make([]float64, r.curv.n)
+	}
+	if err := r.curv.lgProg.Run(ctx); err != nil {
+		return err
+	}
+	gt, err := flattenInto(r.gt, r.curv.lgProg, r.curv.grads)
 	if err != nil {
 		return err
 	}
-	gv, err := r.val.gradient(ctx)
+	gv, err := r.val.gradientInto(ctx, r.gv)
 	if err != nil {
 		return err
-	}
-	if len(gt) != len(gv) {
-		return fmt.Errorf("convexity: training gradient of %d entries, validation gradient of %d", len(gt), len(gv))
 	}
 	for i := range gt {
 		d := gt[i] - gv[i]
@@ -286,7 +295,9 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 		return nil, err
 	}
 	w.Trace, w.TraceStdErr = tr.Mean, tr.StdErr
-	if w.TopEigenvalue, _, err = r.curv.TopEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol); err != nil {
+	// The trace's products left the forward pass and the gradient at these parameters in the
+	// program, so the power iteration computes only the direction-dependent part of each.
+	if w.TopEigenvalue, _, err = r.curv.topEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol, true); err != nil {
 		return nil, err
 	}
 	w.Seconds = (r.spent + time.Since(began)).Seconds()

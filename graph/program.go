@@ -49,6 +49,12 @@ type Program struct {
 	// owed the run that last left each
 	lazy []bool
 	owed []int
+
+	// partial runs (partial.go): keep marks the nodes that do not depend on the inputs
+	// keptFor indexes, which RunChanged last recomputed
+	keep     []bool
+	keptFor  []int
+	complete bool // the last run computed every node it had to
 }
 
 // OpTime is the time a Program spent in the ops of one kind (see Program.Profile).
@@ -151,18 +157,28 @@ func (p *Program) Let(n *G.Node, value any) error {
 // Run evaluates the program with the values currently bound to its input nodes. It stops
 // early with ctx's error if ctx is cancelled between ops.
 func (p *Program) Run(ctx context.Context) error {
+	return p.runKeeping(ctx, nil)
+}
+
+// runKeeping is Run, except that it leaves every node i with keep[i] as the last run left it
+// (RunChanged); a nil keep runs every node.
+func (p *Program) runKeeping(ctx context.Context, keep []bool) error {
 	if p == nil || p.index == nil {
 		return errNilProgram
 	}
 	running.Add(1)
 	defer running.Add(-1)
 	p.runs++
+	p.complete = false
 	defer func() { p.promises = p.promises[:0] }()
 	for i, n := range p.nodes {
 		if i&63 == 0 && ctx != nil {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+		}
+		if keep != nil && keep[i] {
+			continue
 		}
 		op := n.Op()
 		if op == nil {
@@ -226,6 +242,7 @@ func (p *Program) Run(ctx context.Context) error {
 		}
 		p.vals[i] = v
 	}
+	p.complete = true
 	return nil
 }
 
