@@ -21,6 +21,7 @@ type viewsMeta struct {
 	Curves     bool          `json:"curves"`
 	Screenings bool          `json:"screenings"`
 	Gap        bool          `json:"gap"`
+	Signals    bool          `json:"signals"`
 	Estimator  string        `json:"importance_estimator"`
 	Progress   *progressView `json:"progress"`
 }
@@ -37,6 +38,7 @@ func (a *analysis) meta(id int64) *viewsMeta {
 	for _, c := range a.values {
 		m.Values = append(m.Values, c.Name)
 	}
+	m.Signals = a.hasSignals()
 	if q, err := a.parseQuery(nil); err == nil && q.objective >= 0 {
 		m.Objective, m.Higher = a.values[q.objective].Name, q.higher
 	}
@@ -65,9 +67,9 @@ func (s *Server) handleView(w http.ResponseWriter, r *http.Request) {
 	}
 	view := r.PathValue("view")
 	switch view {
-	case "views", "trials", "history", "importance", "slices", "curves", "screenings", "gap":
+	case "views", "trials", "history", "importance", "slices", "curves", "screenings", "gap", "signals":
 	default:
-		s.fail(w, fmt.Errorf("view %q (want views, trials, history, importance, slices, curves, screenings or gap): %w", view, errNoSuch))
+		s.fail(w, fmt.Errorf("view %q (want views, trials, history, importance, slices, curves, screenings, gap or signals): %w", view, errNoSuch))
 		return
 	}
 	run, err := s.sharedRun(r.Context(), id)
@@ -111,6 +113,8 @@ func (s *Server) handleView(w http.ResponseWriter, r *http.Request) {
 		out = a.screenings(q)
 	case "gap":
 		out = a.gap(q)
+	case "signals":
+		out = a.signals(q)
 	}
 	if err != nil {
 		http.Error(w, "hyperflat serve: "+err.Error(), http.StatusBadRequest)

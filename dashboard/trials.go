@@ -297,6 +297,15 @@ func (ts *trialSet) parse(c *store.Cell) *cellTrials {
 			}
 			if x, ok := number(raw); ok {
 				ts.setValueB(&t, key, x)
+			} else if len(raw) > 0 && raw[0] == '{' {
+				// A record nested in the evaluation (run ahsc --whitebox's "whitebox"): its numbers
+				// are columns named as the evaluations table names them, key_member.
+				prefix := string(key) + "_"
+				eachMember(raw, 0, func(k, r []byte) {
+					if x, ok := number(r); ok {
+						ts.setValue(&t, prefix+string(k), x)
+					}
+				})
 			}
 		}, func() {
 			ct.trials = append(ct.trials, t)

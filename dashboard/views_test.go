@@ -268,3 +268,33 @@ func TestTrialSetsBounded(t *testing.T) {
 		t.Errorf("kept runs: %v", len(s.trials))
 	}
 }
+
+// TestSignalsView: the white-box record nested in an evaluation ("whitebox": {...}, as run
+// ahsc --whitebox stores it) gives whitebox_* columns, and the signals view draws each signal
+// against the test metric with Spearman's ρ: μ rises with it (ρ = 1), the trace falls (ρ = −1).
+func TestSignalsView(t *testing.T) {
+	ev := func(mu, trace, test float64) string {
+		return fmt.Sprintf(`{"config":"x=%g","val_metric":0.5,"test_metric":%g,"whitebox":{"mu":%g,"trace":%g,"probes":4,"top_eigenvalue":"NaN"}}`,
+			mu, test, mu, trace)
+	}
+	a := analyse(t, "ahsc", doneCell(0, "d/r0/random", `{"dataset":"d","method":"random","repeat":0}`,
+		`{"evaluations":[`+ev(1, 9, 0.1)+`,`+ev(2, 8, 0.2)+`,`+ev(3, 7, 0.3)+`]}`, nil))
+	var values []string
+	for _, c := range a.values {
+		values = append(values, c.Name)
+	}
+	if got := strings.Join(values, ","); !strings.Contains(got, "whitebox_mu,whitebox_trace,whitebox_probes") {
+		t.Fatalf("columns %s: the nested record is not flattened", got)
+	}
+	if !a.hasSignals() {
+		t.Fatal("hasSignals: false")
+	}
+	sv := a.signals(mustQuery(t, a, nil))
+	if len(sv.Signals) != 3 || sv.Signals[0].Field != "whitebox_mu" || sv.Signals[0].N != 3 || math.Abs(*sv.Signals[0].Rho-1) > 1e-12 ||
+		math.Abs(*sv.Signals[1].Rho+1) > 1e-12 || sv.Signals[2].N != 0 || sv.Signals[2].Rho != nil {
+		t.Errorf("signals %+v", sv.Signals)
+	}
+	if p := sv.Signals[0].Points; len(p) != 3 || p[2][0] != 3.0 || p[2][1] != 0.3 || p[2][2] != 0 {
+		t.Errorf("μ's points %v", p)
+	}
+}

@@ -141,6 +141,38 @@
       sampledNote(v.sampled, "trials"));
   }
 
+  // drawSignals draws each white-box signal of the record (run ahsc --whitebox) against the
+  // test metric, every recorded trial a point, one colour per method, Spearman's ρ in the title.
+  function drawSignals(box, v, noteEl) {
+    const keep = new Set();
+    for (const sig of v.signals) {
+      let div = box.querySelector('[data-signal="' + CSS.escape(sig.field) + '"]');
+      if (!div) {
+        div = document.createElement("div");
+        div.className = "chart";
+        div.dataset.signal = sig.field;
+        box.appendChild(div);
+      }
+      keep.add(div);
+      const xs = sig.points.map((p) => p[0]);
+      chartOn(div, "signal:" + sig.field).setOption({
+        animation: false,
+        title: { text: sig.label + ": ρ = " + fmt(sig.rho) + " over " + sig.n, textStyle: { fontSize: 12 }, left: 0, top: 0 },
+        tooltip: { trigger: "item", formatter: (x) => x.seriesName + "<br>" + sig.field + " = " + fmt(x.value[0]) + "<br>" + v.target + " = " + fmt(x.value[1]) },
+        grid: { left: 55, right: 15, top: 40, bottom: 40 },
+        legend: { show: false },
+        xAxis: { type: axisType(xs), scale: true, name: sig.field, nameLocation: "middle", nameGap: 22 },
+        yAxis: { type: "value", scale: true, name: v.target },
+        series: v.methods.map((m, mi) => ({ name: m, type: "scatter", symbolSize: 4, large: true, largeThreshold: 1500,
+          data: sig.points.filter((p) => p[2] === mi).map((p) => [p[0], p[1]]) })),
+      }, true);
+    }
+    for (const div of [...box.children]) if (!keep.has(div)) { echarts.getInstanceByDom(div)?.dispose(); div.remove(); }
+    setNote(noteEl, "Each fully trained trial a point: its white-box record (μ, Hessian trace, top eigenvalue, Eq. 7 regularizer) " +
+      "against its " + v.target + ", one colour per method (" + v.methods.join(", ") + "); Spearman's ρ over the points." +
+      v.signals.map((s) => sampledNote(s.sampled, "points")).join(""));
+  }
+
   function drawCurves(el, v, noteEl) {
     chartOn(el, "curves").setOption({
       animation: false,
@@ -251,6 +283,8 @@
         }).catch(fail("note-curves")));
         $("box-screenings").hidden = !m.screenings;
         if (m.screenings) jobs.push(api(run, "screenings", q()).then((v) => drawScreenings($("chart-screenings"), v, $("note-screenings"))).catch(fail("note-screenings")));
+        $("box-signals").hidden = !m.signals;
+        if (m.signals) jobs.push(api(run, "signals", q()).then((v) => drawSignals($("signals"), v, $("note-signals"))).catch(fail("note-signals")));
         $("box-gap").hidden = !m.gap;
         if (m.gap) jobs.push(api(run, "gap", q()).then((v) => drawGap($("chart-gap"), v, $("note-gap"))).catch(fail("note-gap")));
         return Promise.all(jobs);
