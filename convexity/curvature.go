@@ -50,7 +50,12 @@ func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
 		s := p.Shape()
 		d := tensor.New(tensor.Of(p.Dtype()), tensor.WithShape(s...))
 		c.dirIn = append(c.dirIn, d)
-		dirs[i] = G.NewTensor(p.Graph(), p.Dtype(), len(s), G.WithShape(s...), G.WithName(fmt.Sprintf("curvature.v%d.%s", i, p.Name())), G.WithValue(d))
+		// A node of its own for every Curvature: gorgonia.NewTensor would return the direction
+		// node of an earlier Curvature on this graph, bound to that one's buffer.
+		var err error
+		if dirs[i], err = graph.NewInput(p.Graph(), fmt.Sprintf("curvature.v%d.%s", i, p.Name()), d); err != nil {
+			return nil, err
+		}
 		c.n += s.TotalSize()
 	}
 	c.dirs = dirs

@@ -35,6 +35,11 @@
 // compiled node. Each node owns its result buffer, reused across runs, so values never alias
 // and memory stays flat over any number of runs.
 //
+// NewInput adds an input node that is always a new one. gorgonia.NewTensor is not: it returns
+// an existing input of the same name, type and shape, still bound to that input's value, so
+// two Hessian-vector products built on one loss with equally named direction nodes would share
+// one direction. Inputs that belong to one consumer (directions, cotangents) are made with it.
+//
 // # Checking derivatives
 //
 // GradCheck and GradGradCheck compare first and second derivatives with finite differences in

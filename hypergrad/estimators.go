@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"github.com/hyperflat/hyperflat/graph"
 	"gonum.org/v1/gonum/floats"
@@ -226,7 +225,10 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 		return nil, err
 	}
 	if method != Identity {
-		vs, vals := inputsLike(p.Params, "implicit.v")
+		vs, vals, err := inputsLike(p.Params, "implicit.v")
+		if err != nil {
+			return nil, err
+		}
 		im.hvpIn = vals
 		if im.hvpOut, err = graph.HVP(l, p.Params, vs); err != nil {
 			return nil, err
@@ -235,7 +237,10 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 			return nil, err
 		}
 	}
-	ws, wvals := inputsLike(p.Params, "implicit.w")
+	ws, wvals, err := inputsLike(p.Params, "implicit.w")
+	if err != nil {
+		return nil, err
+	}
 	im.mixedIn = wvals
 	if im.mixedOut, err = graph.MixedVJP(l, p.Params, ws, p.Hypers); err != nil {
 		return nil, err
@@ -246,21 +251,20 @@ func NewImplicit(p *Problem, method InverseMethod, iters int) (*Implicit, error)
 	return im, nil
 }
 
-// inputSeq numbers the inputs inputsLike adds: gorgonia merges input nodes of equal name and
-// type, so two estimators on one graph would otherwise share (and overwrite) their inputs.
-var inputSeq atomic.Uint64
-
-// inputsLike adds input nodes shaped and typed like nodes, bound to zero tensors.
-func inputsLike(nodes []*G.Node, prefix string) ([]*G.Node, []*tensor.Dense) {
+// inputsLike adds input nodes shaped and typed like nodes, bound to zero tensors. They are
+// graph.NewInput's, new ones: gorgonia merges input nodes of equal name, type and shape, so
+// two estimators on one graph would otherwise share (and overwrite) their inputs.
+func inputsLike(nodes []*G.Node, prefix string) ([]*G.Node, []*tensor.Dense, error) {
 	out := make([]*G.Node, len(nodes))
 	vals := make([]*tensor.Dense, len(nodes))
-	seq := inputSeq.Add(1)
 	for i, n := range nodes {
-		s := n.Shape()
-		vals[i] = tensor.New(tensor.Of(n.Dtype()), tensor.WithShape(s...))
-		out[i] = G.NewTensor(n.Graph(), n.Dtype(), len(s), G.WithShape(s...), G.WithName(fmt.Sprintf("%s%d.%d.%s", prefix, seq, i, n.Name())), G.WithValue(vals[i]))
+		vals[i] = tensor.New(tensor.Of(n.Dtype()), tensor.WithShape(n.Shape()...))
+		var err error
+		if out[i], err = graph.NewInput(n.Graph(), fmt.Sprintf("%s%d.%s", prefix, i, n.Name()), vals[i]); err != nil {
+			return nil, nil, err
+		}
 	}
-	return out, vals
+	return out, vals, nil
 }
 
 func (im *Implicit) hvp(ctx context.Context, v []float64) ([]float64, error) {
