@@ -329,3 +329,62 @@ func TestConvDeterministicAcrossCores(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherScatterTaps: gatherTaps and scatterTaps against their definitions, on every
+// subset of live taps of kernels of 1 to 9 taps (one tap, all, and random ones between), and
+// row counts around scatterTaps' blocks.
+func TestGatherScatterTaps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for kk := 1; kk <= 9; kk++ {
+		for trial := 0; trial < 12; trial++ {
+			var taps []int
+			for k := 0; k < kk; k++ {
+				if trial == 0 && k == kk/2 || trial == 1 || trial > 1 && rng.IntN(2) == 0 {
+					taps = append(taps, k)
+				}
+			}
+			if len(taps) == 0 {
+				taps = []int{rng.IntN(kk)}
+			}
+			L := len(taps)
+			for _, rows := range []int{0, 1, 7, scatterTapRows - 1, scatterTapRows, scatterTapRows + 3, 2*scatterTapRows + 1} {
+				src := f32Slice(randSlice(rng, rows*kk))
+				got, want := make([]float32, rows*L), make([]float32, rows*L)
+				for r := 0; r < rows; r++ {
+					for t, k := range taps {
+						want[r*L+t] = src[r*kk+k]
+					}
+				}
+				gatherTaps(got, src, kk, taps)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("gather kk=%d taps=%v rows=%d: element %d %v, want %v", kk, taps, rows, i, got[i], want[i])
+					}
+				}
+				back := f32Slice(randSlice(rng, rows*kk)) // stale values scatterTaps must overwrite
+				scatterTaps(back, got, kk, taps)
+				for r := 0; r < rows; r++ {
+					for k := 0; k < kk; k++ {
+						w := float32(0)
+						for t, q := range taps {
+							if q == k {
+								w = got[r*L+t]
+							}
+						}
+						if g := back[r*kk+k]; math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("scatter kk=%d taps=%v rows=%d: row %d tap %d %v, want %v", kk, taps, rows, r, k, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func f32Slice(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, e := range x {
+		y[i] = float32(e)
+	}
+	return y
+}

@@ -83,15 +83,7 @@ func convBatchedDo[T Float](op *convOp, a, b, y []T) {
 		wl = *wlBuf
 		// memory-bound (it reads the whole filter bank: 9.4 MB on ResNet's last stage), so on
 		// every core
-		parallelFor(F, 8, func(lo, hi int) {
-			for fc := lo * C; fc < hi*C; fc++ {
-				src := b[fc*KK:][:KK]
-				dst := wl[fc*L:][:L]
-				for t, k := range taps {
-					dst[t] = src[k]
-				}
-			}
-		})
+		parallelFor(F, 8, func(lo, hi int) { gatherTaps(wl[lo*ckl:hi*ckl], b[lo*C*KK:hi*C*KK], KK, taps) })
 	}
 	if op.kind != convBackW && convCachedBlocks(op, a, b, y, wl, taps) {
 		if wlBuf != nil {
@@ -143,22 +135,59 @@ func convBatchedDo[T Float](op *convOp, a, b, y []T) {
 			clear0(wl)
 		}
 		if !all {
-			parallelFor(F, 8, func(lo, hi int) {
-				dst := y[lo*C*KK : hi*C*KK]
-				clear0(dst)
-				for fc := lo * C; fc < hi*C; fc++ {
-					row := y[fc*KK:][:KK]
-					for t, k := range taps {
-						row[k] = wl[fc*L+t]
-					}
-				}
-			})
+			parallelFor(F, 8, func(lo, hi int) { scatterTaps(y[lo*C*KK:hi*C*KK], wl[lo*ckl:hi*ckl], KK, taps) })
 		}
 	}
 	putWorkspace(colsBuf)
 	putWorkspace(gBuf)
 	if wlBuf != nil {
 		putWorkspace(wlBuf)
+	}
+}
+
+// gatherTaps copies the live taps of src's filter rows (kk elements each; taps their
+// indices, increasing) into dst, len(taps) elements a row: the filters of a product over the
+// live taps only. It is a copy, so memory-bound; with one live tap (ResNet's 1×1 stage keeps
+// 1 of 9) it is one strided read a row, without the loop over taps.
+func gatherTaps[T Float](dst, src []T, kk int, taps []int) {
+	L := len(taps)
+	if L == 1 {
+		for i, j := 0, taps[0]; i < len(dst); i, j = i+1, j+kk {
+			dst[i] = src[j]
+		}
+		return
+	}
+	for r := 0; r*L < len(dst); r++ {
+		s, d := src[r*kk:][:kk], dst[r*L:][:L]
+		for t, k := range taps {
+			d[t] = s[k]
+		}
+	}
+}
+
+// scatterTapRows is how many filter rows scatterTaps zeros before it writes their live taps:
+// few enough that the rows are still in the first-level cache when it does.
+const scatterTapRows = 256
+
+// scatterTaps is gatherTaps reversed for a filter gradient: each row of dst (kk elements)
+// gets src's len(taps) values at its live taps and zeros at the others.
+func scatterTaps[T Float](dst, src []T, kk int, taps []int) {
+	L := len(taps)
+	for r0 := 0; r0*kk < len(dst); r0 += scatterTapRows {
+		r1 := min(r0+scatterTapRows, len(dst)/kk)
+		clear0(dst[r0*kk : r1*kk])
+		if L == 1 {
+			for r, j := r0, r0*kk+taps[0]; r < r1; r, j = r+1, j+kk {
+				dst[j] = src[r]
+			}
+			continue
+		}
+		for r := r0; r < r1; r++ {
+			d, s := dst[r*kk:][:kk], src[r*L:][:L]
+			for t, k := range taps {
+				d[k] = s[t]
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	kern "github.com/hyperflat/hyperflat/graph/internal/sgemm"
+	"github.com/hyperflat/hyperflat/graph/internal/vec"
 )
 
 // The environment switches of package graph, for comparisons and debugging. They are read
@@ -51,6 +52,7 @@ var envSwitches = []envSwitch{
 			switch v {
 			case "", "avx2":
 				kern.UseAVX512(v == "")
+				adam512 = v == "" && vec.HasAVX512
 				return nil
 			}
 			return fmt.Errorf("want avx2")

@@ -376,10 +376,16 @@ func adamRange[T Float](p, g, m, v []T, c AdamCoeffs[T]) bool {
 	switch p := any(p).(type) {
 	case []float32:
 		if haveVec && len(p) >= 8 {
-			done = len(p) &^ 7
 			k := [7]float32{float32(c.B1c), float32(c.B2), float32(c.B2c), float32(c.Step), float32(c.Bc2), float32(c.Eps), float32(c.WD)}
 			g, m, v := any(g).([]float32), any(m).([]float32), any(v).([]float32)
-			bad = vec.AdamF32(p32(p), p32(g), p32(m), p32(v), done, &k, wd, hat)
+			if adam512 && len(p) >= 16 {
+				done = len(p) &^ 15
+				bad = vec.AdamF32Z(p32(p), p32(g), p32(m), p32(v), done, &k, wd, hat)
+			}
+			if e := len(p) &^ 7; e > done {
+				bad = vec.AdamF32(p32(p[done:]), p32(g[done:]), p32(m[done:]), p32(v[done:]), e-done, &k, wd, hat) || bad
+				done = e
+			}
 		}
 	case []float64:
 		if haveVec && len(p) >= 4 {

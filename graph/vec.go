@@ -12,6 +12,10 @@ import (
 
 var haveVec = vec.Available
 
+// adam512 says whether float32 Adam updates take the AVX-512 kernel (the CPU has it and
+// HYPERFLAT_SIMD does not say avx2); the bits are AVX2's either way.
+var adam512 = vec.HasAVX512
+
 func f32s[T Float](s []T) ([]float32, bool) {
 	f, ok := any(s).([]float32)
 	return f, ok && haveVec

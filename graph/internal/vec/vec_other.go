@@ -65,3 +65,9 @@ func FirstNonzeroF32(x *float32, n int) int { panic("vec: no kernels") }
 func FirstNonzeroF64(x *float64, n int) int { panic("vec: no kernels") }
 func CountNonzeroF32(x *float32, n int) int { panic("vec: no kernels") }
 func CountNonzeroF64(x *float64, n int) int { panic("vec: no kernels") }
+
+const HasAVX512 = false
+
+func AdamF32Z(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool {
+	panic("vec: no kernels")
+}
