@@ -18,9 +18,11 @@
 // importance (first-order functional ANOVA by binning, deterministic), slices (the points of
 // the slice and parallel-coordinates views), trials (every trial, every hyperparameter and
 // stored number a column; sorted, filtered and paged here), curves (per-step learning
-// curves), screenings (AHSC's screening score against the final metrics, Spearman's ρ) and gap
-// (weightdecay's Figure 4.3). The trials are read from the cells by one rule for every
-// experiment (trials.go), so a number added to the evaluations appears as a column. Each view
+// curves), screenings (AHSC's screening score against the final metrics, Spearman's ρ), gap
+// (weightdecay's Figure 4.3) and signals (each white-box signal of run ahsc --whitebox against
+// the test metric, Spearman's ρ). The trials are read from the cells by one rule for every
+// experiment (trials.go), so a number added to the evaluations appears as a column, and a
+// record nested in an evaluation ("whitebox": {...}) as key_member columns. Each view
 // is bounded: past its bound it keeps every k-th point and says so. /compare?a=ID&b=ID shows
 // two runs side by side.
 //

@@ -22,6 +22,8 @@ const (
 	ahscExport        = "../docs/reproduction/runs/ahsc-bd34fab8a4bda70e.jsonl.gz"
 	ahscOtherExport   = "../docs/reproduction/runs/ahsc-2f7b819d6f36a485.jsonl.gz"
 	weightdecayExport = "../docs/reproduction/runs/weightdecay-f8d74ee6283e8b8d.jsonl.gz"
+	// beyond.md's study on wine (run ahsc --whitebox): every trial's white-box record.
+	whiteboxExport = "../docs/reproduction/runs/ahsc-a68a645e799de8d7.jsonl.gz"
 )
 
 // exported is one cell of an export, as far as a replay needs it.
@@ -159,6 +161,7 @@ func TestBrowserViews(t *testing.T) {
 	defer w.Close()
 	importExport(t, w, ahscOtherExport)   // run 1
 	importExport(t, w, weightdecayExport) // run 2
+	importExport(t, w, whiteboxExport)    // run 3
 	live, complete := replay(t, w, ahscExport, "replayed")
 	const total = 30
 	if err := complete(3, 0); err != nil {
@@ -273,6 +276,17 @@ func TestBrowserViews(t *testing.T) {
 	}
 	c.screenshot("#box-gap", filepath.Join(dir, "figure43.png"))
 	c.screenshot("#box-curves", filepath.Join(dir, "curves.png"))
+
+	// A --whitebox run: each white-box signal against the test metric.
+	c.navigate(fmt.Sprintf("%s/runs/3", ts.URL))
+	c.truthy("the signals view", views+`.dataset.drawn >= 1 && `+chartPoints("signal:whitebox_mu")+` > 0 && `+
+		chartPoints("signal:whitebox_eq7")+` > 0`, 20*time.Second)
+	var signals string
+	c.eval(`[...document.querySelectorAll("#signals .chart")].length + " " + document.getElementById("note-signals").textContent`, &signals)
+	if !strings.HasPrefix(signals, "4 ") || !strings.Contains(signals, "Spearman's ρ") {
+		t.Errorf("the signals view: %q, want 4 charts and the note", signals)
+	}
+	c.screenshot("#box-signals", filepath.Join(dir, "signals.png"))
 
 	// Two runs side by side.
 	c.navigate(fmt.Sprintf("%s/compare?a=1&b=%d", ts.URL, live))

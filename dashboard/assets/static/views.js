@@ -145,7 +145,7 @@
   // test metric, every recorded trial a point, one colour per method, Spearman's ρ in the title.
   function drawSignals(box, v, noteEl) {
     const keep = new Set();
-    for (const sig of v.signals) {
+    v.signals.forEach((sig, i) => {
       let div = box.querySelector('[data-signal="' + CSS.escape(sig.field) + '"]');
       if (!div) {
         div = document.createElement("div");
@@ -160,13 +160,13 @@
         title: { text: sig.label + ": ρ = " + fmt(sig.rho) + " over " + sig.n, textStyle: { fontSize: 12 }, left: 0, top: 0 },
         tooltip: { trigger: "item", formatter: (x) => x.seriesName + "<br>" + sig.field + " = " + fmt(x.value[0]) + "<br>" + v.target + " = " + fmt(x.value[1]) },
         grid: { left: 55, right: 15, top: 40, bottom: 40 },
-        legend: { show: false },
+        legend: i === 0 ? { type: "scroll", top: 18, right: 0 } : { show: false },
         xAxis: { type: axisType(xs), scale: true, name: sig.field, nameLocation: "middle", nameGap: 22 },
         yAxis: { type: "value", scale: true, name: v.target },
         series: v.methods.map((m, mi) => ({ name: m, type: "scatter", symbolSize: 4, large: true, largeThreshold: 1500,
           data: sig.points.filter((p) => p[2] === mi).map((p) => [p[0], p[1]]) })),
       }, true);
-    }
+    });
     for (const div of [...box.children]) if (!keep.has(div)) { echarts.getInstanceByDom(div)?.dispose(); div.remove(); }
     setNote(noteEl, "Each fully trained trial a point: its white-box record (μ, Hessian trace, top eigenvalue, Eq. 7 regularizer) " +
       "against its " + v.target + ", one colour per method (" + v.methods.join(", ") + "); Spearman's ρ over the points." +
