@@ -3,17 +3,9 @@ package dashboard
 import (
 	"slices"
 
+	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/stats"
 )
-
-// whiteboxSignals are the white-box record's signals (run ahsc --whitebox) the signals view
-// draws against the test metric, as the evaluations name them, with their labels.
-var whiteboxSignals = []struct{ field, label string }{
-	{"whitebox_mu", "μ at the end of training"},
-	{"whitebox_trace", "Hessian trace (Hutchinson)"},
-	{"whitebox_top_eigenvalue", "top Hessian eigenvalue"},
-	{"whitebox_eq7", "Eq. 7 regularizer"},
-}
 
 // signalsTarget is what the signals are drawn against.
 const signalsTarget = "test_metric"
@@ -37,7 +29,7 @@ type signalSeries struct {
 }
 
 // hasSignals tells whether the run's trials carry white-box records.
-func (a *analysis) hasSignals() bool { return a.valueIndex(whiteboxSignals[0].field) >= 0 }
+func (a *analysis) hasSignals() bool { return a.valueIndex(ahsc.WhiteboxSignals[0].Column) >= 0 }
 
 func (a *analysis) signals(q query) *signalsView {
 	v := &signalsView{Group: q.group, Target: signalsTarget, Methods: []string{}, Signals: []signalSeries{}}
@@ -49,8 +41,8 @@ func (a *analysis) signals(q query) *signalsView {
 	for _, m := range ms {
 		v.Methods = append(v.Methods, methodName(m))
 	}
-	for _, sig := range whiteboxSignals {
-		x := a.valueIndex(sig.field)
+	for _, sig := range ahsc.WhiteboxSignals {
+		x := a.valueIndex(sig.Column)
 		if x < 0 {
 			continue
 		}
@@ -69,7 +61,7 @@ func (a *analysis) signals(q query) *signalsView {
 				xs, ys = append(xs, t.value(x)), append(ys, t.value(y))
 			}
 		}
-		s := signalSeries{Field: sig.field, Label: sig.label, N: len(ts), Points: [][]any{}}
+		s := signalSeries{Field: sig.Column, Label: sig.Label, N: len(ts), Points: [][]any{}}
 		if r, err := stats.Spearman(xs, ys); err == nil && finite(r.Rho) {
 			s.Rho = &r.Rho
 		}

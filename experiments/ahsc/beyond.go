@@ -54,8 +54,10 @@ func coverage(rules []ruleRow) string {
 	return s + "."
 }
 
-// beyondSignals are the record's signals of part (b), as the evaluations table names them.
-var beyondSignals = []struct{ column, label string }{
+// WhiteboxSignals are the white-box record's signals (--whitebox), as the evaluations table
+// names them (Column), with their labels: part (b) of beyond.md and the dashboard's signals
+// view correlate each with the test metric.
+var WhiteboxSignals = []struct{ Column, Label string }{
 	{"whitebox_mu", "μ"},
 	{"whitebox_trace", "tr H"},
 	{"whitebox_top_eigenvalue", "λ_max"},
@@ -216,16 +218,16 @@ func corrRows(ev *experiments.Table) []corrRow {
 		byDataset[d] = append(byDataset[d], i)
 	}
 	for _, d := range order {
-		for _, s := range beyondSignals {
+		for _, s := range WhiteboxSignals {
 			for _, tg := range beyondTargets {
 				var x, y []float64
 				for _, i := range byDataset[d] {
-					a, c := ev.Float(i, s.column), ev.Float(i, tg.column)
+					a, c := ev.Float(i, s.Column), ev.Float(i, tg.column)
 					if !math.IsNaN(a) && !math.IsInf(a, 0) && !math.IsNaN(c) && !math.IsInf(c, 0) {
 						x, y = append(x, a), append(y, c)
 					}
 				}
-				out = append(out, spearmanRow(d, s.label, tg.label, x, y))
+				out = append(out, spearmanRow(d, s.Label, tg.label, x, y))
 			}
 		}
 	}
