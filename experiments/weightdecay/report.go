@@ -274,10 +274,11 @@ var cellColumns = []string{"model", "dataset", "status", "run", "preset", "varia
 	"eq1_val_acc", "eq7_val_acc", "eq1_peak_test_acc", "eq1_peak_step", "eq1_drop", "eq7_drop",
 	"spearman_rho", "spearman_p", "spearman_points", "top_zeta", "spearman_rho_top_zeta", "eq7_top_share", "oracle_top_share",
 	"wall_seconds", "cell_seconds", "seconds_per_inner_step", "paper_scale",
-	"eq1_ci_low", "eq1_ci_high", "eq7_ci_low", "eq7_ci_high", "oracle_ci_low", "oracle_ci_high", "minnorm_ckpt_ci_low", "minnorm_ckpt_ci_high"}
+	"eq1_ci_low", "eq1_ci_high", "eq7_ci_low", "eq7_ci_high", "oracle_ci_low", "oracle_ci_high", "minnorm_ckpt_ci_low", "minnorm_ckpt_ci_high",
+	"smallest_zeta_penalty", "small_zeta_test_accs"}
 
 // textColumns are the columns of cellColumns that hold text.
-var textColumns = []string{"run", "preset", "variant", "zetas", "eq7_zetas", "oracle_zetas", "minnorm_ckpt_steps"}
+var textColumns = []string{"run", "preset", "variant", "zetas", "eq7_zetas", "oracle_zetas", "minnorm_ckpt_steps", "small_zeta_test_accs"}
 
 // Cells is Table C.1 as one row per pair, every column of the published table and more; a
 // pair without a complete replicate has its status and NaN elsewhere.
@@ -348,7 +349,56 @@ func (sp *storedPair) cells() []any {
 		stats.Mean(rows[0].val), stats.Mean(rows[1].val), peak, peakStep, stats.Mean(d1), stats.Mean(d7),
 		p.all.rho, p.all.p, p.all.points, p.topZeta, p.top.rho, stats.Mean(selTop), stats.Mean(orTop),
 		sp.run.Wall.Seconds(), sp.run.CellSeconds, sp.perStep(), map[bool]float64{true: 1}[sp.paperScale()],
-		ci(0).lo, ci(0).hi, ci(1).lo, ci(1).hi, ci(2).lo, ci(2).hi, ci(3).lo, ci(3).hi}
+		ci(0).lo, ci(0).hi, ci(1).lo, ci(1).hi, ci(2).lo, ci(2).hi, ci(3).lo, ci(3).hi,
+		sp.smallestZetaPenalty(), sp.smallZetaTestAccs(3)}
+}
+
+// smallestZetaPenalty is the largest value Eq. 7's penalty term takes at the grid's smallest
+// ζ, over its fits and hyper-steps: the weight Config.penalty gives that ζ times the logged
+// regularizer (edgeNote, negligiblePenalty).
+func (sp *storedPair) smallestZetaPenalty() float64 {
+	z := slices.Min(sp.cfg.Zetas)
+	w, _ := sp.cfg.penalty(z)
+	worst := math.NaN()
+	for _, f := range sp.fits {
+		if f.zeta != z {
+			continue
+		}
+		for _, c := range f.history {
+			if !(w*c.distance <= worst) {
+				worst = w * c.distance
+			}
+		}
+	}
+	return worst
+}
+
+// smallZetaTestAccs is the final test accuracy, averaged over the complete replicates, of
+// Eq. 1 and of Eq. 7 at the grid's k smallest ζ: "Eq. 1 0.284; ζ 0.0001 0.208, …".
+func (sp *storedPair) smallZetaTestAccs(k int) string {
+	zs := slices.Sorted(slices.Values(sp.cfg.Zetas))
+	zs = append([]float64{0}, zs[:min(k, len(zs))]...)
+	parts := make([]string, len(zs))
+	for j, z := range zs {
+		var accs []float64
+		for _, r := range sp.p.reps {
+			for _, f := range sp.fits {
+				if f.replicate == r.rep && f.zeta == z {
+					accs = append(accs, f.final().testAcc)
+				}
+			}
+		}
+		acc := fmt.Sprintf("%.3f", stats.Mean(accs))
+		if z == 0 {
+			parts[j] = "Eq. 1 " + acc
+			continue
+		}
+		parts[j] = fmt.Sprintf("ζ %s %s", zetaString(z), acc)
+		if j > 1 {
+			parts[j] = zetaString(z) + " " + acc
+		}
+	}
+	return parts[0] + "; " + strings.Join(parts[1:], ", ")
 }
 
 // drop is how far a fit's final test accuracy lies below its best hyper-step's (Figure 4.2:

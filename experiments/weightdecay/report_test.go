@@ -110,6 +110,15 @@ func TestTableC1(t *testing.T) {
 			t.Errorf("linear/mnist %s = %q, want %q", col, got, v)
 		}
 	}
+	// The penalty term at the smallest ζ (1), by hand: ζη²/2 (offline) times the largest
+	// logged regularizer of the ζ = 1 fits, 10 × (1 − 0.62) = 3.8 (replicate 1's last step).
+	lr := DefaultConfig(experiments.Quick).LR
+	if got, want := cells.Float(0, "smallest_zeta_penalty"), 3.8*lr*lr/2; math.Abs(got-want) > 1e-12*want {
+		t.Errorf("smallest_zeta_penalty = %v, want %v", got, want)
+	}
+	if got, want := cells.String(0, "small_zeta_test_accs"), "Eq. 1 0.520; ζ 1 0.640, 2 0.660"; got != want {
+		t.Errorf("small_zeta_test_accs = %q, want %q", got, want)
+	}
 	if s := cells.String(1, "status"); !strings.HasPrefix(s, "in progress: run 3, 1 of 9 cells done") {
 		t.Errorf("linear/cifar10 status %q", s)
 	}
@@ -337,18 +346,44 @@ func TestVerdictPaperScale(t *testing.T) {
 // TestEdgeNote checks, on hand-made grids, when a ζ grid brackets the replicates' choices:
 // an interior choice says nothing; an end of the grid, or a grid of one ζ, is named.
 func TestEdgeNote(t *testing.T) {
-	for _, c := range []struct{ grid, chosen, want string }{
-		{"1,10,100,1000,3000,10000", "100 100 100 100 100", ""},
-		{"1,10,100,1000,3000,10000", "100 10000 100", "the grid's largest in 1 of 3: not bracketed"},
-		{"30,300", "300 300 300 300 300", "the grid's largest in 5 of 5: not bracketed"},
-		{"1,2,3", "1 3", "the grid's smallest in 1, its largest in 1 of 2: not bracketed"},
-		{"100", "100 100", "the grid's only ζ: not bracketed"},
-		{"1e+06,10,1000", "1e+06", "the grid's largest in 1 of 1: not bracketed"},
-		{"1,10", "", ""},
+	for _, c := range []struct {
+		grid, chosen, want string
+		smallest           float64
+		bracketed          bool
+	}{
+		{"1,10,100,1000,3000,10000", "100 100 100 100 100", "", 1e-3, true},
+		{"1,10,100,1000,3000,10000", "100 10000 100", "the grid's largest in 1 of 3: not bracketed", 1e-3, false},
+		{"30,300", "300 300 300 300 300", "the grid's largest in 5 of 5: not bracketed", 1e-3, false},
+		{"1,2,3", "1 3", "the grid's smallest in 1, its largest in 1 of 2: not bracketed", 1e-3, false},
+		{"100", "100 100", "the grid's only ζ: not bracketed", 1e-3, false},
+		{"1e+06,10,1000", "1e+06", "the grid's largest in 1 of 1: not bracketed", 1e-3, false},
+		{"1,10", "", "", 1e-3, true},
+		// The smallest ζ: an end unless the penalty term there is negligible, where ζ → 0
+		// (Eq. 1) closes the grid; an end at the largest is never closed so.
+		{"0.001,0.01,1", "0.001 0.01", "the grid's smallest in 1 of 2: not bracketed", 1e-5, false},
+		{"0.001,0.01,1", "0.001 0.01", "the grid's smallest in 1 of 2, where the penalty term is at most 1.5e-08: Eq. 1 up to rounding, " +
+			"bracketed by ζ → 0 (the Eq. 1 column)", 1.5e-8, true},
+		{"0.001,0.01,1", "0.001 1", "the grid's smallest in 1, its largest in 1 of 2: not bracketed", 1.5e-8, false},
+		{"0.001,0.01,1", "0.001", "the grid's smallest in 1 of 1: not bracketed", math.NaN(), false},
 	} {
-		if got := edgeNote(c.grid, c.chosen); got != c.want {
-			t.Errorf("edgeNote(%q, %q) = %q, want %q", c.grid, c.chosen, got, c.want)
+		got, ok := edgeNote(c.grid, c.chosen, c.smallest)
+		if got != c.want || ok != c.bracketed {
+			t.Errorf("edgeNote(%q, %q, %g) = %q, %v; want %q, %v", c.grid, c.chosen, c.smallest, got, ok, c.want, c.bracketed)
 		}
+	}
+}
+
+// TestBracketText checks the count of bracketed pairs: a pair only ζ → 0 brackets is named
+// apart and counted with neither the interior nor the open ones.
+func TestBracketText(t *testing.T) {
+	got := bracketText([]string{"A"}, []string{"B (penalty …)"}, 3)
+	for _, want := range []string{"on 1 of 3 pairs; on B (penalty …) a replicate chose the grid's smallest ζ", "; not on A, where"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("bracketText = %q, want it to contain %q", got, want)
+		}
+	}
+	if got := bracketText(nil, nil, 2); !strings.HasSuffix(got, "on 2 of 2 pairs.") {
+		t.Errorf("bracketText(all interior) = %q", got)
 	}
 }
 

@@ -19,7 +19,7 @@ func writeVerdict(b *strings.Builder, cells experiments.Table, lines []headlineL
 
 // verdict is the verdict's text (3–7 sentences).
 func verdict(cells experiments.Table, lines []headlineLine, bn []bnRow) string {
-	var paper, reduced, edge []string
+	var paper, reduced, edge, limit []string
 	var n, e7e1, fell, val1 int
 	lo, hi := math.Inf(1), math.Inf(-1)
 	maxSteps := 0
@@ -36,8 +36,11 @@ func verdict(cells experiments.Table, lines []headlineLine, bn []bnRow) string {
 			lo, hi = math.Min(lo, cells.Float(i, "eq1")), math.Max(hi, cells.Float(i, "eq1"))
 			maxSteps = max(maxSteps, cells.Int(i, "inner_steps")*cells.Int(i, "outer_steps"))
 		}
-		if edgeNote(cells.String(i, "zetas"), cells.String(i, "oracle_zetas")) != "" {
+		switch _, ok, byLimit := oracleBracket(cells, i); {
+		case !ok:
 			edge = append(edge, name)
+		case byLimit:
+			limit = append(limit, limitText(cells, i))
 		}
 		if cells.Float(i, "eq7") > cells.Float(i, "eq1") {
 			e7e1++
@@ -95,7 +98,7 @@ func verdict(cells experiments.Table, lines []headlineLine, bn []bnRow) string {
 	}
 	s = append(s, fmt.Sprintf("Eq. 7 ends above Eq. 1 on %d of %d pairs and Eq. 1 falls at least 1 point from its best hyper-step on %d "+
 		"(Figure 4.2's shape); Eq. 1 reaches the paper's ≥ 0.98 validation accuracy on %d of %d pairs (the paper: all).", e7e1, n, fell, val1, n))
-	s = append(s, bracketText(edge, n))
+	s = append(s, bracketText(edge, limit, n))
 	if len(reduced) > 0 {
 		s = append(s, fmt.Sprintf("Over all %d pairs the headline (test-oracle ζ over checkpoint selection) is %s points (%s), "+
 			"but the reduced-budget pairs train at most %d Adam steps a fit and their Eq. 1 ends at %s test accuracy (chance: 0.10), "+
