@@ -80,14 +80,14 @@ var methodColors = map[string]color.Color{
 // zetaColors is the one ζ→colour map of every figure, fixed by the value (never by the order a
 // panel lists its ζ): Eq. 1 (ζ=0) is the validation objective's blue, the decades take the
 // most distinct colours (10 red, 100 green, 1000 orange), the paper's 1–5 and the CIFAR-10
-// grid's 30 and 300 their own, and the extended grids' values (0.001–0.1, 3000–10⁶) colours
+// grid's 30 and 300 their own, and the extended grids' values (0.0001–0.1, 3000–10⁶) colours
 // that no grid they appear in shares (a hash of the value gave 0.1 and 0.001, or 10⁴ and 10⁵,
 // one colour). A panel of more than MaxSeries ζ draws the decades in colour and the rest muted
 // (HighlightZetas).
 var zetaColors = map[float64]color.Color{
 	0: rgb(0x1f77b4), 1: rgb(0x9467bd), 10: rgb(0xd62728), 100: rgb(0x2ca02c), 1000: rgb(0xff7f0e), 10000: rgb(0x17becf),
 	2: rgb(0xe377c2), 3: rgb(0xbcbd22), 4: rgb(0x8c564b), 5: rgb(0x393b79), 30: rgb(0x637939), 300: rgb(0x843c39),
-	0.001: rgb(0xe377c2), 0.01: rgb(0x8c564b), 0.1: rgb(0xbcbd22), 3000: rgb(0x637939), 30000: rgb(0x843c39),
+	0.0001: rgb(0x393b79), 0.001: rgb(0xe377c2), 0.01: rgb(0x8c564b), 0.1: rgb(0xbcbd22), 3000: rgb(0x637939), 30000: rgb(0x843c39),
 	100000: rgb(0x393b79), 300000: rgb(0x8c564b), 1e6: rgb(0xe377c2),
 }
 

@@ -126,7 +126,7 @@ func TestLogTicksOneFormat(t *testing.T) {
 // of many highlights; HighlightZetas mutes all but MaxSeries.
 func TestZetaColorFixed(t *testing.T) {
 	for _, grid := range [][]float64{{0, 1, 2, 3, 4, 5}, {0, 10, 100, 1000}, {0, 30, 300}, {0, 1, 10, 100, 1000, 10000},
-		{0, 1, 10, 100, 1000, 3000, 10000, 30000, 100000, 300000, 1e6}, {0, 0.001, 0.01, 0.1, 1, 10, 100, 1000, 10000}} {
+		{0, 1, 10, 100, 1000, 3000, 10000, 30000, 100000, 300000, 1e6}, {0, 0.0001, 0.001, 0.01, 0.1, 1, 10, 100, 1000, 10000}} {
 		seen := map[string]float64{}
 		for _, z := range grid {
 			key := fmt.Sprint(ZetaColor(z))
