@@ -43,11 +43,11 @@ func plots(res *experiments.Result, dir string) ([]string, error) {
 // the generalization gap, one colour per ζ. The regularizer is drawn on a log scale: Eq. 1's
 // grows by decades over the hyper-steps while Eq. 7's stays small (Spearman's ρ, a rank
 // statistic, is unchanged by it).
-func gapPanel(steps *experiments.Table, title string) experiments.Panel {
+func gapPanel(steps *experiments.Table, title string, chosen ...float64) experiments.Panel {
 	sc := experiments.Panel{Title: title, XLabel: "log10 of the regularizer √Σ norm(a_t)²", YLabel: "validation − test accuracy",
 		MaxPoints: 500}
 	zs := zetas(steps)
-	styles := zetaStyles(steps)
+	styles := zetaStyles(steps, chosen...)
 	for _, z := range zs {
 		st := styles[z]
 		s := experiments.Series{Label: st.label, Points: true, Color: st.color, Muted: st.muted}
@@ -64,10 +64,10 @@ func gapPanel(steps *experiments.Table, title string) experiments.Panel {
 
 // testPanel is one pair's panel of Figure 4.2 as the paper draws it: test accuracy per
 // hyper-step, averaged over replicates, Eq. 1 dashed and Eq. 7 solid, one colour per ζ.
-func testPanel(hist *experiments.Table, title string) experiments.Panel {
+func testPanel(hist *experiments.Table, title string, chosen ...float64) experiments.Panel {
 	p := experiments.Panel{Title: title, XLabel: "hyper-step", YLabel: "test accuracy", IntX: true}
 	zs := zetas(hist)
-	styles := zetaStyles(hist)
+	styles := zetaStyles(hist, chosen...)
 	for _, z := range zs {
 		st := styles[z]
 		s := experiments.Series{Label: st.label, Dashed: z == 0, Color: st.color, Muted: st.muted}
@@ -103,10 +103,11 @@ func (t *TableC1) Figures(dir string) ([]string, error) {
 		var acc, gap []experiments.Panel
 		for _, sp := range f.runs {
 			name := sp.title()
-			acc = append(acc, testPanel(sp.res.Table("history"), name))
+			chosen := sp.chosenZetas()
+			acc = append(acc, testPanel(sp.res.Table("history"), name, chosen...))
 			// "ρ", not "Spearman ρ": SavePlots centres a title over the axes, so a
 			// title wider than them is clipped on the left (the ResNet panels' were).
-			gap = append(gap, gapPanel(sp.res.Table("steps"), name+fmt.Sprintf(", ρ = %.2f", sp.p.all.rho)))
+			gap = append(gap, gapPanel(sp.res.Table("steps"), name+fmt.Sprintf(", ρ = %.2f", sp.p.all.rho), chosen...))
 		}
 		for _, fig := range []struct {
 			name   string
@@ -120,6 +121,20 @@ func (t *TableC1) Figures(dir string) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// chosenZetas are the ζ the pair's cells list, each replicate's choice by the selection images
+// and by the test set, in that order.
+func (sp *storedPair) chosenZetas() []float64 {
+	var zs []float64
+	for _, r := range sp.p.reps {
+		for _, f := range []*fit{r.bySel, r.byTst} {
+			if f != nil && !slices.Contains(zs, f.zeta) {
+				zs = append(zs, f.zeta)
+			}
+		}
+	}
+	return zs
 }
 
 // title names a run's panel: its pair, variant, ζ grid size, replicates, width and steps (no
@@ -152,14 +167,20 @@ type zetaStyle struct {
 	label string
 }
 
-func zetaStyles(t *experiments.Table) map[float64]zetaStyle {
+// zetaStyles styles t's ζ: bestZeta's and then chosen's (the ζ the table's cells list) stay in
+// colour however many ζ a panel has.
+func zetaStyles(t *experiments.Table, chosen ...float64) map[float64]zetaStyle {
 	zs := zetas(t)
-	var muted []float64
+	var prefer []float64
 	if best, ok := bestZeta(t); ok {
-		muted = experiments.HighlightZetas(zs, best)
-	} else {
-		muted = experiments.HighlightZetas(zs)
+		prefer = append(prefer, best)
 	}
+	for _, z := range chosen {
+		if !slices.Contains(prefer, z) {
+			prefer = append(prefer, z)
+		}
+	}
+	muted := experiments.HighlightZetas(zs, prefer...)
 	var names []string
 	for _, z := range muted {
 		names = append(names, zetaString(z))

@@ -468,3 +468,28 @@ func TestBatchNormRowsMerged(t *testing.T) {
 		t.Errorf("the verdict's BatchNorm sentence does not name the reported row alone:\n%s", md)
 	}
 }
+
+// TestChosenZetasInColour checks that a panel of more ζ than experiments.MaxSeries keeps the ζ
+// the table's cells list in colour (ResNet-18/CIFAR-10's 0.01 and 0.1 were greyed, the powers
+// of ten around the best mean taking their place).
+func TestChosenZetasInColour(t *testing.T) {
+	hist := experiments.Table{Name: "history", Columns: []string{"zeta", "step", "test_acc"}}
+	for i, z := range []float64{0, 0.01, 0.1, 1, 10, 100, 1000, 10000} {
+		hist.Add(z, 1, 0.1+float64(i)/100) // the best mean: 10000
+	}
+	styles := zetaStyles(&hist, 0.01, 0.1)
+	for _, z := range []float64{0, 10000, 0.01, 0.1} {
+		if styles[z].muted {
+			t.Errorf("ζ %g muted", z)
+		}
+	}
+	n := 0
+	for _, st := range styles {
+		if !st.muted {
+			n++
+		}
+	}
+	if n != experiments.MaxSeries {
+		t.Errorf("%d ζ in colour, want %d", n, experiments.MaxSeries)
+	}
+}
