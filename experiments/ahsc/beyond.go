@@ -241,23 +241,7 @@ func spearmanRow(dataset, signal, target string, x, y []float64) corrRow {
 		return r
 	}
 	r.rho, r.p = res.Rho, res.P
-	// The pairs resampled: the bootstrap draws indices, each resample's ρ from their pairs.
-	idx := make([]float64, len(x))
-	for i := range idx {
-		idx[i] = float64(i)
-	}
-	rho := func(s []float64) float64 {
-		a, b := make([]float64, len(s)), make([]float64, len(s))
-		for k, i := range s {
-			a[k], b[k] = x[int(i)], y[int(i)]
-		}
-		v, err := stats.Spearman(a, b)
-		if err != nil {
-			return 0 // a resample of constant values: no association
-		}
-		return v.Rho
-	}
-	if iv, err := stats.Bootstrap(idx, rho, stats.BootstrapOptions{Resamples: spearmanResamples, Seed: bootSeed}); err == nil {
+	if iv, err := stats.SpearmanBootstrap(x, y, stats.BootstrapOptions{Resamples: spearmanResamples, Seed: bootSeed}); err == nil {
 		r.ci = &iv
 	}
 	return r

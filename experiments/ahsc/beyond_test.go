@@ -93,6 +93,22 @@ func firstLines(b []byte) string {
 	return strings.Join(lines[:min(3, len(lines))], "\n")
 }
 
+// TestBeyondIntervalsPinned: the correlations' intervals are the ones beyond.md published
+// before the pair bootstrap moved to stats.SpearmanBootstrap (values printed by that code):
+// the same resamples, seed and draws, bit for bit.
+func TestBeyondIntervalsPinned(t *testing.T) {
+	rows := corrRows(syntheticBeyond(10, 0.05, 0.01).Table("evaluations"))
+	for i, want := range []stats.Interval{
+		{Low: -0.15435449952192343, High: 0.4651964312916607},   // μ, validation − test metric
+		{Low: -0.6262480297900918, High: -0.050449332775101836}, // μ, validation − training loss
+		{Low: -0.46519643129166094, High: 0.15435449952192343},  // μ, test metric
+	} {
+		if rows[i].ci == nil || *rows[i].ci != want {
+			t.Errorf("%s with %s: interval %v, want %v", rows[i].signal, rows[i].target, rows[i].ci, want)
+		}
+	}
+}
+
 // TestBeyondFromASmallRun: a quick --whitebox run of two methods gives beyond.md a row per
 // method and a correlation row per signal and target.
 func TestBeyondFromASmallRun(t *testing.T) {
