@@ -183,8 +183,8 @@ func Markdown(command string, runs ...StoredRun) ([]byte, error) {
 	if v := verdict(sets, runs); v != "" {
 		b.WriteString(v + "\n")
 	}
-	fmt.Fprintf(&b, "Generated from the stored runs by `%s`; do not edit by hand. The experiment is `hyperflat run premise` "+
-		"(experiments/premise; its package documentation gives the protocol).\n\n", command)
+	fmt.Fprintf(&b, "Generated from the stored runs by `%s`; do not edit by hand. %s The experiment is `hyperflat run premise` "+
+		"(experiments/premise; its package documentation gives the protocol).\n\n", command, experiments.RegenerationData(true))
 	b.WriteString("Yedida & Saha (2024) motivate AHSC by Figure 1: on Australian, a configuration of low one-epoch strong convexity μ " +
 		"generalizes better than one of high μ, and Section 3.2 bounds Keskar et al.'s sharpness by ‖∇²E‖_F, which μ stands for. " +
 		"Here many configurations, sampled from the ahsc experiment's space (Table 2) and trained as it trains them, are measured after " +
