@@ -118,6 +118,7 @@ func TestAnswerIntervals(t *testing.T) {
 		}
 	}
 	cs[0].test.Rho, cs[4].test.Rho = -0.5, -0.1 // mu: mean −0.3; the others −0.3512
+	cs[4].testCI = &stats.Interval{Low: -0.35, High: 0.15}
 	sentence, view, legend := answer(cs)
 	if got := view.String(1, "rho_test"); got != "-0.35* [-0.55, -0.11]" {
 		t.Errorf("rho_test cell %q", got)
@@ -125,6 +126,11 @@ func TestAnswerIntervals(t *testing.T) {
 	want := experiments.Interval(-0.3, experiments.BootCI([]float64{-0.5, -0.1}, stats.Mean), experiments.Digits(2))
 	if !strings.Contains(sentence, "mu last ("+want+")") {
 		t.Errorf("the sentence lacks mu's mean with its interval %q: %s", want, sentence)
+	}
+	// One dataset: the sentence's ρ carry their pair-bootstrap intervals.
+	if one, _, _ := answer(cs[4:]); !strings.Contains(one, "mu last (-0.10 [-0.35, 0.15])") ||
+		!strings.Contains(one, "ranks first (-0.35 [-0.55, -0.11])") {
+		t.Errorf("one dataset: the sentence lacks ρ's intervals: %s", one)
 	}
 	res := &experiments.Result{Answer: sentence, View: view, Legend: legend}
 	var b bytes.Buffer
