@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -51,7 +52,8 @@ func (c *ImportChecker) Check(ctx context.Context, spec store.RunSpec) error {
 	if !ok {
 		opt.DataDir, opt.Workers = c.DataDir, 1
 		if _, p, err = e.plan(ctx, opt); err != nil {
-			return fmt.Errorf("building the plan of the export's options to check its cells (--data-dir names the datasets' folder): %w", err)
+			return fmt.Errorf("building the plan of the export's options to check its cells (--data-dir or $%s names the datasets' folder; "+
+				"--no-plan-check imports without this check): %w", datasets.EnvDataDir, err)
 		}
 		if c.plans == nil {
 			c.plans = map[string]*Plan{}

@@ -74,3 +74,36 @@ func percentile(s []float64, q float64) float64 {
 	}
 	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
+
+// SpearmanBootstrap is the percentile bootstrap interval of Spearman's ρ of the paired x and
+// y with the pairs resampled: Bootstrap over the pair indices 0, …, n−1 (so the same options
+// draw the same pairs), each resample's statistic the ρ of the pairs it drew, or 0 where x
+// or y is constant in it and ρ is undefined (counted as no association rather than dropped,
+// which would narrow the interval towards the resamples that vary). Errors: Spearman's on the
+// whole sample (different lengths, a NaN, a constant input), fewer than three pairs (whose
+// resamples have ρ only ±1 or undefined), and Bootstrap's on the options.
+func SpearmanBootstrap(x, y []float64, opt BootstrapOptions) (Interval, error) {
+	nan := Interval{math.NaN(), math.NaN()}
+	if _, err := Spearman(x, y); err != nil {
+		return nan, err
+	}
+	if len(x) < 3 {
+		return nan, fmt.Errorf("stats: Spearman bootstrap: %d pairs, need at least 3: %w", len(x), ErrTooFew)
+	}
+	idx := make([]float64, len(x))
+	for i := range idx {
+		idx[i] = float64(i)
+	}
+	a, b := make([]float64, len(x)), make([]float64, len(x))
+	rho := func(s []float64) float64 {
+		for k, i := range s {
+			a[k], b[k] = x[int(i)], y[int(i)]
+		}
+		r, err := Spearman(a, b)
+		if err != nil {
+			return 0
+		}
+		return r.Rho
+	}
+	return Bootstrap(idx, rho, opt)
+}

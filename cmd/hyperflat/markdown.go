@@ -156,7 +156,9 @@ const exportStore = "grid.db"
 // source. Where DIR holds the exported runs (DIR/runs/*.jsonl.gz, as docs/reproduction does),
 // it is the pair that regenerates the page from a clone, the exports imported into a fresh
 // store and the report run on it, so that the page does not name a store only its author
-// has; otherwise it is the command as given.
+// has, nor the author's --data-dir: both halves find the datasets as a clone's would, which
+// the page says after the command (experiments.RegenerationData). Otherwise it is the
+// command as given.
 func markdownCommand(args []string, dir string) string {
 	literal := "hyperflat " + strings.Join(append([]string{"report"}, args...), " ")
 	exports := filepath.Join(dir, "runs", "*.jsonl.gz")
@@ -167,9 +169,9 @@ func markdownCommand(args []string, dir string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "--store" || a == "--out":
+		case a == "--store" || a == "--out" || a == "--data-dir":
 			i++ // and its value
-		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--out="):
+		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "--out=") || strings.HasPrefix(a, "--data-dir="):
 		default:
 			rest = append(rest, a)
 		}

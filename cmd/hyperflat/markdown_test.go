@@ -213,8 +213,9 @@ func TestReportMarkdownTableC1(t *testing.T) {
 }
 
 // TestMarkdownCommand checks the command a published page names: the import of its exports
-// and the report on that store where the directory holds exports, the command as given
-// elsewhere.
+// and the report on that store where the directory holds exports (without the author's
+// --data-dir, which the import half never had: both find the data as the page's
+// experiments.RegenerationData says), the command as given elsewhere.
 func TestMarkdownCommand(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--store", "/somewhere/grid.db", "--data-dir", "/data", "--markdown", dir}
@@ -228,8 +229,8 @@ func TestMarkdownCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "hyperflat import --store grid.db " + filepath.Join(dir, "runs", "*.jsonl.gz") +
-		" && hyperflat report --store grid.db --data-dir /data --markdown " + dir
-	for _, a := range [][]string{args, {"--store=/x.db", "--data-dir", "/data", "--markdown", dir}, {"--out", "/o", "--data-dir", "/data", "--markdown", dir}} {
+		" && hyperflat report --store grid.db --markdown " + dir
+	for _, a := range [][]string{args, {"--store=/x.db", "--data-dir", "/data", "--markdown", dir}, {"--out", "/o", "--data-dir=/data", "--markdown", dir}} {
 		if got := markdownCommand(a, dir); got != want {
 			t.Errorf("%v: %q, want %q", a, got, want)
 		}

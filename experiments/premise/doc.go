@@ -40,9 +40,12 @@
 //     not the cross-validation the ahsc objective selects by.) Models compute in the float
 //     type that experiment trains the dataset in (the settings table's dtype).
 //   - The summary is, per dataset and measure, Spearman's ρ (stats.Spearman, SciPy's
-//     spearmanr) of the measure with the test metric and with the gap, their two-sided
-//     p-values, ρ with μ, and n. The premise predicts ρ < 0 with the test metric and ρ > 0
-//     with the gap.
+//     spearmanr) of the measure with the test metric and with the gap, each with its pair-
+//     bootstrap 95% interval (stats.SpearmanBootstrap: the configurations resampled,
+//     experiments.BootResamples resamples from experiments.BootSeed, percentile method),
+//     their two-sided p-values, ρ with μ, and n. The report recomputes it from the stored
+//     records, so a regenerated page has the intervals without a rerun. The premise predicts
+//     ρ < 0 with the test metric and ρ > 0 with the gap.
 //   - Figure 1: the configurations of Config.Figure (the paper's Australian) are trained
 //     again epoch by epoch from the same screening point, scored after every epoch; the
 //     figure shows the training and test metric and loss of the one of least μ and the one of

@@ -226,7 +226,8 @@ func TestTinyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| iris | accuracy | mu | 4 |", "Figure 1", "hyperflat report --markdown docs", "premise_figure1_iris.png",
+	for _, want := range []string{"| iris | accuracy | mu | 4 |", "Figure 1", "premise_figure1_iris.png",
+		"`hyperflat report --markdown docs`; do not edit by hand. " + experiments.RegenerationData(true) + " The experiment is",
 		"(AHSC's premise)\n\n**Verdict.** AHSC's premise, that a low one-epoch strong convexity μ predicts better generalization,"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, md)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/stats"
 	"github.com/hyperflat/hyperflat/store"
 )
 
@@ -182,21 +183,21 @@ func Markdown(command string, runs ...StoredRun) ([]byte, error) {
 	if v := verdict(sets, runs); v != "" {
 		b.WriteString(v + "\n")
 	}
-	fmt.Fprintf(&b, "Generated from the stored runs by `%s`; do not edit by hand. The experiment is `hyperflat run premise` "+
-		"(experiments/premise; its package documentation gives the protocol).\n\n", command)
+	fmt.Fprintf(&b, "Generated from the stored runs by `%s`; do not edit by hand. %s The experiment is `hyperflat run premise` "+
+		"(experiments/premise; its package documentation gives the protocol).\n\n", command, experiments.RegenerationData(true))
 	b.WriteString("Yedida & Saha (2024) motivate AHSC by Figure 1: on Australian, a configuration of low one-epoch strong convexity μ " +
 		"generalizes better than one of high μ, and Section 3.2 bounds Keskar et al.'s sharpness by ‖∇²E‖_F, which μ stands for. " +
 		"Here many configurations, sampled from the ahsc experiment's space (Table 2) and trained as it trains them, are measured after " +
 		"one epoch — μ exactly as AHSC screens by it, and the trace, Frobenius norm and top eigenvalue of the training loss's Hessian at " +
 		"the same weights — then trained fully. Each row is Spearman's ρ of the measure with the final test metric and with the " +
-		"generalization gap (training − test metric), their two-sided p-values and ρ with μ. **The premise predicts ρ_test < 0 and " +
-		"ρ_gap > 0.**\n\n")
-	b.WriteString("| dataset | metric | measure | n | ρ test | p | ρ gap | p | ρ with μ |\n|---|---|---|---|---|---|---|---|---|\n")
+		"generalization gap (training − test metric), each with its " + ciWords + ", their two-sided p-values and ρ with μ. " +
+		"**The premise predicts ρ_test < 0 and ρ_gap > 0.**\n\n")
+	b.WriteString("| dataset | metric | measure | n | ρ test [95% CI] | p | ρ gap [95% CI] | p | ρ with μ |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, ds := range sets {
 		s := ds.run.Result.Table("summary")
 		for _, i := range ds.rows {
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", ds.dataset, s.String(i, "metric"), s.String(i, "measure"),
-				s.Int(i, "n"), num(s.Float(i, "rho_test")), pval(s.Float(i, "p_test")), num(s.Float(i, "rho_gap")), pval(s.Float(i, "p_gap")),
+				s.Int(i, "n"), withCI(s, i, "rho_test"), pval(s.Float(i, "p_test")), withCI(s, i, "rho_gap"), pval(s.Float(i, "p_gap")),
 				num(s.Float(i, "rho_mu")))
 		}
 	}
@@ -205,6 +206,16 @@ func Markdown(command string, runs ...StoredRun) ([]byte, error) {
 	writeSettings(&b, sets)
 	writeRuns(&b, sets)
 	return b.Bytes(), nil
+}
+
+// withCI is the summary's ρ in column col of row i with its interval (columns col_low and
+// col_high), "-0.35 [-0.55, -0.11]"; ρ alone where the interval is missing.
+func withCI(s *experiments.Table, i int, col string) string {
+	lo, hi := s.Float(i, col+"_low"), s.Float(i, col+"_high")
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return num(s.Float(i, col))
+	}
+	return experiments.Interval(s.Float(i, col), &stats.Interval{Low: lo, High: hi}, num)
 }
 
 func num(x float64) string {

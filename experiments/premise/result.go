@@ -39,11 +39,13 @@ func usable(r record) bool {
 }
 
 // correlation is one dataset × measure row of the summary: Spearman's ρ of the measure with
-// the test metric, with the generalization gap and with μ, over n configurations.
+// the test metric, with the generalization gap and with μ, over n configurations, and the
+// intervals of the first two (spearmanCI; nil where there is none).
 type correlation struct {
 	dataset, metric, measure string
 	n                        int
 	test, gap, mu            stats.SpearmanResult
+	testCI, gapCI            *stats.Interval
 }
 
 // spearman is stats.Spearman, NaN where it is undefined (fewer than two pairs, a constant
@@ -54,6 +56,17 @@ func spearman(x, y []float64) stats.SpearmanResult {
 		return stats.SpearmanResult{Rho: math.NaN(), P: math.NaN()}
 	}
 	return r
+}
+
+// spearmanCI is ρ's pair-bootstrap 95% interval (stats.SpearmanBootstrap, the pairs of
+// configurations resampled, percentile method, experiments.BootResamples resamples from
+// experiments.BootSeed); nil where ρ is undefined or there are fewer than three pairs.
+func spearmanCI(x, y []float64) *stats.Interval {
+	iv, err := stats.SpearmanBootstrap(x, y, stats.BootstrapOptions{Resamples: experiments.BootResamples, Seed: experiments.BootSeed})
+	if err != nil {
+		return nil
+	}
+	return &iv
 }
 
 // correlations are the summary's rows: for each dataset (in order) and measure, Spearman's ρ
@@ -81,7 +94,7 @@ func correlations(datasets []string, recs []record) []correlation {
 				x[i] = m.of(r)
 			}
 			out = append(out, correlation{dataset: d, metric: metric, measure: m.name, n: len(rs),
-				test: spearman(x, test), gap: spearman(x, gap), mu: spearman(x, mu)})
+				test: spearman(x, test), gap: spearman(x, gap), mu: spearman(x, mu), testCI: spearmanCI(x, test), gapCI: spearmanCI(x, gap)})
 		}
 	}
 	return out
@@ -112,11 +125,21 @@ func result(opt experiments.Options, cfg *Config, tasks []*convexity.Task, recs 
 	return res
 }
 
+// summaryTable is the correlations, each ρ with the test metric and the gap followed by its
+// interval's ends (NaN where it has none).
 func summaryTable(cs []correlation) experiments.Table {
 	t := experiments.Table{Name: "summary", Headline: true, Columns: []string{"dataset", "metric", "measure", "n",
-		"rho_test", "p_test", "rho_gap", "p_gap", "rho_mu"}}
+		"rho_test", "rho_test_low", "rho_test_high", "p_test", "rho_gap", "rho_gap_low", "rho_gap_high", "p_gap", "rho_mu"}}
+	ends := func(ci *stats.Interval) (float64, float64) {
+		if ci == nil {
+			return math.NaN(), math.NaN()
+		}
+		return ci.Low, ci.High
+	}
 	for _, c := range cs {
-		t.Add(c.dataset, c.metric, c.measure, c.n, c.test.Rho, c.test.P, c.gap.Rho, c.gap.P, c.mu.Rho)
+		tl, th := ends(c.testCI)
+		gl, gh := ends(c.gapCI)
+		t.Add(c.dataset, c.metric, c.measure, c.n, c.test.Rho, tl, th, c.test.P, c.gap.Rho, gl, gh, c.gap.P, c.mu.Rho)
 	}
 	return t
 }

@@ -499,7 +499,7 @@ func (t *TableC1) Markdown() ([]byte, error) {
 	}
 	bn := t.batchNormRows()
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Table C.1 (PAC-Bayes weight decay), reproduced\n\nGenerated from the exported runs (docs/reproduction/runs/weightdecay-*) by `%s`; do not edit by hand. "+
+	fmt.Fprintf(&b, "# Table C.1 (PAC-Bayes weight decay), reproduced\n\nGenerated from the exported runs (docs/reproduction/runs/weightdecay-*) by `%s`; do not edit by hand. %s "+
 		"The experiment of Section 4.2 and Appendix C.2 of Cherian et al. (2020), as `weight_decay.py` in DEShawResearch/PACBayesHyperOpt runs it "+
 		"(see `go doc ./experiments/weightdecay`; the protocols and every remaining difference: [weightdecay-protocol.md](weightdecay-protocol.md)): "+
 		"per-parameter weight decays tuned on 50 validation images, by Eq. 1 (validation risk) or Eq. 7 "+
@@ -507,7 +507,8 @@ func (t *TableC1) Markdown() ([]byte, error) {
 		"in brackets the 95%% percentile bootstrap interval of the mean (%d resamples of the replicates) where there are two or more. "+
 		"Table C.1's own cells are not in the text of the paper available to this project, so there is no per-pair "+
 		"value to set beside ours: the main text gives the averaged headline, the "+
-		"validation accuracies and the signs checked below. Runs are named by the start of their identity, as their export files are.\n", RegenerateCommand, bootResamples)
+		"validation accuracies and the signs checked below. Runs are named by the start of their identity, as their export files are.\n", RegenerateCommand,
+		experiments.RegenerationData(false), bootResamples)
 	writeVerdict(&b, cells, lines, bn)
 	writeMainTable(&b, cells)
 	writeHeadline(&b, lines, cells)

@@ -154,7 +154,8 @@ func TestTableC1(t *testing.T) {
 		"| Eq. 7, ζ by selection images | min-norm, checkpoint selection | – | – | -2.5 [-4.0, -1.0] | -3.7% [-5.7, -1.5] |",
 		"| Eq. 7, ζ by selection images | min-norm, final-model selection | – | – | +11.0 [+10.0, +16.0] |",
 		"No pair has run at the paper's budget yet", "Table C.1 has 1 of 6 pairs: 0 at the paper's budget, linear / MNIST at a reduced budget",
-		"on 0 of 1 pairs read as checkpoint selection", RegenerateCommand, "| 1 | linear / MNIST | quick |", Figure42,
+		"on 0 of 1 pairs read as checkpoint selection",
+		"`" + RegenerateCommand + "`; do not edit by hand. " + experiments.RegenerationData(false) + " The experiment", "| 1 | linear / MNIST | quick |", Figure42,
 		"| 2: linear / MNIST, ζ 1,2 | clean, offline; 5 × 3 steps; η 0.001 | 0.520 ± 0.028 [0.500, 0.540] |", Figure43Others} {
 		if !strings.Contains(md, w) {
 			t.Errorf("tablec1.md lacks %q:\n%s", w, md)
