@@ -47,6 +47,20 @@ func TestBeyondVerdict(t *testing.T) {
 	if !strings.Contains(string(none), "**Selection by Eq. 7: no effect.**") {
 		t.Errorf("identical choices: %s", firstLines(none))
 	}
+	if !strings.Contains(string(none), "Paired, the 95% interval of the mean difference excludes 0 on none of the 1 groups.") {
+		t.Errorf("identical choices, paired: %s", firstLines(none))
+	}
+	// A loss of 0.001 on every repeat: too small against the spread of the repeats for the
+	// unpaired test, but every paired difference is −0.001, so its interval excludes 0.
+	small, err := BeyondMarkdown("cmd", StoredRun{ID: 3, Result: syntheticBeyond(10, -0.001, 1e6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(small), "**Selection by Eq. 7: no significant effect.**") ||
+		!strings.Contains(string(small), "excludes 0 on 1 of 1 groups, Eq. 7 lower on 1 (toy / random -0.001 [-0.001, -0.001]); "+
+			"the intervals are not adjusted for multiplicity, and 0.1 of 1 would exclude 0 by chance alone.") {
+		t.Errorf("a small paired loss: %s", firstLines(small))
+	}
 	res := syntheticBeyond(10, 0.05, 0.01)
 	md, err := BeyondMarkdown("cmd", StoredRun{ID: 2, Result: res})
 	if err != nil {
