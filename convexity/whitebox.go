@@ -26,9 +26,11 @@ type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
 	Probes int
-	// PowerIters bounds the power iterations for the eigenvalue of H of largest magnitude,
-	// stopped earlier when the Rayleigh quotient changes by less than PowerTol (relative);
-	// defaults DefaultPowerIters and DefaultPowerTol.
+	// PowerIters bounds the Hessian-vector products of the Lanczos iteration for the
+	// eigenvalue of H of largest magnitude (EigenLanczos), the first of which is the first
+	// Hutchinson probe's; it stops earlier when the Ritz value's residual is at most PowerTol
+	// times its magnitude. Defaults DefaultPowerIters and DefaultPowerTol. (The names are
+	// those of the power iteration the record used before, EigenPower.)
 	PowerIters int
 	PowerTol   float64
 	// Stride k samples the iterates of the Eq. 7 regularizer: θ_t for t = 0, k, 2k, … below
@@ -42,6 +44,18 @@ type WhiteboxOptions struct {
 	// number at least a split's size all of it.
 	Rows int
 }
+
+// The estimators of Whitebox.TopEigenvalue (Whitebox.EigenMethod).
+const (
+	// EigenLanczos is Lanczos started from the first Hutchinson probe, without
+	// reorthogonalization, stopped at a residual of PowerTol·|θ| or after PowerIters
+	// products: the record's method.
+	EigenLanczos = "lanczos"
+	// EigenPower is power iteration from a Gaussian start, stopped when the Rayleigh quotient
+	// changed by less than PowerTol (relative) or after PowerIters iterations, plus one
+	// product for the final quotient: the method of the records made before Lanczos.
+	EigenPower = "power"
+)
 
 // The defaults of WhiteboxOptions.
 const (
@@ -97,9 +111,11 @@ type Whitebox struct {
 	// with its standard error.
 	Trace, TraceStdErr float64
 	Probes             int
-	// TopEigenvalue is H's eigenvalue of largest magnitude by power iteration (at most
-	// PowerIters iterations, stopped at PowerTol).
+	// TopEigenvalue is H's eigenvalue of largest magnitude, estimated by EigenMethod with at
+	// most PowerIters Hessian-vector products and tolerance PowerTol: EigenLanczos, or
+	// EigenPower in records made before Lanczos.
 	TopEigenvalue float64
+	EigenMethod   string
 	PowerIters    int
 	PowerTol      float64
 	// Eq7 is the PAC-Bayes paper's regularizer √Σ_t‖a_t‖², a_t = ∇R̂_T(θ_t) − ∇R̂_V(θ_t) the
@@ -280,7 +296,7 @@ func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 	began := time.Now()
 	nan := math.NaN()
-	w := &Whitebox{Rows: r.opt.Rows, Probes: r.opt.Probes, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
+	w := &Whitebox{Rows: r.opt.Rows, Probes: r.opt.Probes, EigenMethod: EigenLanczos, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
 		Iterates: r.iterates, Eq7: nan, TrainLoss: nan, LossGap: nan, MetricGap: nan}
 	if r.iterates > 0 {
 		w.Eq7 = math.Sqrt(float64(r.opt.Stride) * r.sumSq)
@@ -290,16 +306,11 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
-	tr, err := r.curv.Trace(ctx, rng, r.opt.Probes)
+	tr, top, err := r.curv.traceAndTop(ctx, rng, r.opt.Probes, r.opt.PowerIters, r.opt.PowerTol)
 	if err != nil {
 		return nil, err
 	}
-	w.Trace, w.TraceStdErr = tr.Mean, tr.StdErr
-	// The trace's products left the forward pass and the gradient at these parameters in the
-	// program, so the power iteration computes only the direction-dependent part of each.
-	if w.TopEigenvalue, _, err = r.curv.topEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol, true); err != nil {
-		return nil, err
-	}
+	w.Trace, w.TraceStdErr, w.TopEigenvalue = tr.Mean, tr.StdErr, top.Value
 	w.Seconds = (r.spent + time.Since(began)).Seconds()
 	return w, nil
 }

@@ -1,0 +1,108 @@
+package convexity
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hyperflat/hyperflat/search"
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestTopRitzByHand(t *testing.T) {
+	// [[2 1] [1 2]]: eigenvalues 1 and 3, the latter's eigenvector (1, 1)/√2.
+	theta, s, err := topRitz([]float64{2, 2}, []float64{1})
+	if err != nil || math.Abs(theta-3) > 1e-15 || math.Abs(math.Abs(s)-math.Sqrt2/2) > 1e-15 {
+		t.Errorf("θ %v, last component %v (%v); want 3, ±1/√2", theta, s, err)
+	}
+	// diag(−5, 1): the largest magnitude is negative, its eigenvector e_1 (last component 0).
+	theta, s, err = topRitz([]float64{-5, 1}, []float64{0})
+	if err != nil || theta != -5 || s != 0 {
+		t.Errorf("θ %v, last component %v (%v); want −5, 0", theta, s, err)
+	}
+	if theta, s, err = topRitz([]float64{-0.5}, nil); err != nil || theta != -0.5 || math.Abs(s) != 1 {
+		t.Errorf("1×1: θ %v, s %v (%v)", theta, s, err)
+	}
+}
+
+// TestLanczosAgainstTheExactHessian: on the trained tiny MLP (35 parameters), the record's
+// curvature at its defaults (4 probes, at most 10 products, tolerance 1e-3) gives the trace
+// Trace gives from the same random source, bit for bit, and an eigenvalue within its
+// residual of an exact eigenvalue of H (the bound Lanczos stops on) and within the tolerance
+// of the one of largest magnitude, in fewer products than the budget; one step is the
+// Rayleigh quotient of the first probe, which is not.
+func TestLanczosAgainstTheExactHessian(t *testing.T) {
+	ctx := context.Background()
+	task := tinyTask(nil)
+	cfg := search.Config{Space: task.Space, Values: []float64{0.05}}
+	opt, err := WhiteboxOptions{}.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, rec, err := task.fit(ctx, cfg, task.Epochs, true, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rec.curv
+	var eig mat.EigenSym
+	if !eig.Factorize(fullHessian(t, c), false) {
+		t.Fatal("eigendecomposition failed")
+	}
+	exact := eig.Values(nil)
+	top := 0.0
+	for _, v := range exact {
+		if math.Abs(v) > math.Abs(top) {
+			top = v
+		}
+	}
+	tr, got, err := c.traceAndTop(ctx, rand.New(rand.NewPCG(9, 9)), DefaultProbes, DefaultPowerIters, DefaultPowerTol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.Trace(ctx, rand.New(rand.NewPCG(9, 9)), DefaultProbes)
+	if err != nil || tr != want {
+		t.Errorf("trace %+v; Trace from the same source %+v (%v)", tr, want, err)
+	}
+	nearest := math.Inf(1)
+	for _, v := range exact {
+		nearest = math.Min(nearest, math.Abs(got.Value-v))
+	}
+	// The residual is computed from the recurrence; rounding in its 35-dimensional products
+	// is some 1e-15 of ‖H‖ ≈ |λ|.
+	if nearest > got.Residual+1e-13*math.Abs(top) {
+		t.Errorf("Lanczos θ = %.12g with residual %.3g; the nearest exact eigenvalue is %.3g away", got.Value, got.Residual, nearest)
+	}
+	if got.Steps >= DefaultPowerIters || math.Abs(got.Value-top) > DefaultPowerTol*math.Abs(got.Value) {
+		t.Errorf("Lanczos θ = %.12g after %d products (residual %.3g); exact λ = %.12g", got.Value, got.Steps, got.Residual, top)
+	}
+	power, _, err := c.TopEigenvalue(ctx, rand.New(rand.NewPCG(9, 10)), DefaultPowerIters, DefaultPowerTol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("λ exact %.10g; Lanczos %.10g in %d products (residual %.2g); power iteration %.10g in at most %d", top, got.Value, got.Steps, got.Residual, power, DefaultPowerIters+1)
+
+	// One step: the Rayleigh quotient z·Hz/n of the first probe, the trace's first sample
+	// over n, and far from λ.
+	rng := rand.New(rand.NewPCG(9, 9))
+	_, one, err := c.traceAndTop(ctx, rng, 2, 1, DefaultPowerTol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := make([]float64, c.Dim())
+	rademacher(rand.New(rand.NewPCG(9, 9)), z)
+	hz, err := c.HVP(ctx, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq := dot(z, hz) / float64(c.Dim())
+	if one.Steps != 1 || math.Abs(one.Value-rq) > 1e-12*math.Abs(rq) || math.Abs(one.Value-top) < 10*DefaultPowerTol*math.Abs(top) {
+		t.Errorf("one Lanczos step: θ = %v in %d products; z·Hz/n = %v, λ = %v", one.Value, one.Steps, rq, top)
+	}
+	if _, _, err := c.traceAndTop(ctx, nil, 4, 10, 1e-3); err == nil {
+		t.Error("a nil random source was accepted")
+	}
+	if _, _, err := c.traceAndTop(ctx, rng, 1, 10, 1e-3); err == nil {
+		t.Error("one probe was accepted")
+	}
+}
