@@ -128,7 +128,8 @@ type Whitebox struct {
 	Eq7      float64
 	Stride   int
 	Iterates int
-	// TrainLoss is the trained model's mean training loss on Task.Train; LossGap is the
+	// TrainLoss is the trained model's mean training loss on Task.Train (in inference mode,
+	// computed in μ's batches, as train.Trainer.Evaluate computes it up to rounding); LossGap is the
 	// evaluation's validation loss minus it, MetricGap its validation metric minus its test
 	// metric (NaN without test data): both positive when validation flatters the model.
 	TrainLoss, LossGap, MetricGap float64
@@ -302,7 +303,10 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 		w.Eq7 = math.Sqrt(float64(r.opt.Stride) * r.sumSq)
 	}
 	var err error
-	if w.Mu, err = StrongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}); err != nil {
+	// The training loss from μ's forward passes over the training rows, instead of passes of
+	// its own (about a seventh of an early-stopped kc1 trial).
+	kind := r.task.Loss
+	if w.Mu, w.TrainLoss, err = strongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}, &kind); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
