@@ -87,9 +87,9 @@ func (o WhiteboxOptions) Resolved() (WhiteboxOptions, error) {
 	case o.Probes < 2 || o.Probes > maxWhiteboxWork:
 		return o, fmt.Errorf("convexity: white-box record with %d Hutchinson probes; want 2 to %d", o.Probes, maxWhiteboxWork)
 	case o.PowerIters < 1 || o.PowerIters > maxWhiteboxWork:
-		return o, fmt.Errorf("convexity: white-box record with %d power iterations; want 1 to %d", o.PowerIters, maxWhiteboxWork)
+		return o, fmt.Errorf("convexity: white-box record with %d Lanczos steps; want 1 to %d", o.PowerIters, maxWhiteboxWork)
 	case !(o.PowerTol > 0) || o.PowerTol >= 1:
-		return o, fmt.Errorf("convexity: white-box power-iteration tolerance %v; want one in (0, 1)", o.PowerTol)
+		return o, fmt.Errorf("convexity: white-box eigenvalue tolerance %v; want one in (0, 1)", o.PowerTol)
 	case o.Stride < 0 || o.Stride > maxWhiteboxWork:
 		return o, fmt.Errorf("convexity: white-box regularizer stride %d; want 1 to %d (0: %d epochs' steps)", o.Stride, maxWhiteboxWork, DefaultStrideEpochs)
 	case o.Rows < 1:
