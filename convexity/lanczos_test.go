@@ -4,10 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hyperflat/hyperflat/search"
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 )
 
 func TestTopRitzByHand(t *testing.T) {
@@ -104,5 +106,56 @@ func TestLanczosAgainstTheExactHessian(t *testing.T) {
 	}
 	if _, _, err := c.traceAndTop(ctx, rng, 1, 10, 1e-3); err == nil {
 		t.Error("one probe was accepted")
+	}
+}
+
+// TestSharedCurvatureMatchesTwoPrograms: the record's Curvature, one program for the products
+// and the gradient (graph.Program.RunFor), gives the loss, gradient, products and estimates of
+// NewCurvature's two programs, bit for bit, in any order of gradients and products, and
+// after new parameters.
+func TestSharedCurvatureMatchesTwoPrograms(t *testing.T) {
+	ctx := context.Background()
+	loss, params := smallMLP(t, 6)
+	shared, err := newCurvature(loss, params, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := NewCurvature(loss, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shared.lgProg != shared.hvProg || two.lgProg == two.hvProg {
+		t.Fatal("the shared Curvature has two programs, or NewCurvature one")
+	}
+	v := make([]float64, shared.Dim())
+	for round := range 2 {
+		if round == 1 {
+			for _, p := range params {
+				x := p.Value().(*tensor.Dense).Data().([]float64)
+				for i := range x {
+					x[i] *= 0.75
+				}
+			}
+		}
+		l1, g1, err1 := shared.LossGrad(ctx)
+		l2, g2, err2 := two.LossGrad(ctx)
+		if err1 != nil || err2 != nil || l1 != l2 || !slices.Equal(g1, g2) {
+			t.Fatalf("round %d: loss %v, %v; gradients %v, %v (%v, %v)", round, l1, l2, g1[:3], g2[:3], err1, err2)
+		}
+		rademacher(rand.New(rand.NewPCG(2, uint64(round))), v)
+		h1, err1 := shared.HVP(ctx, v)
+		h2, err2 := two.HVP(ctx, v)
+		if err1 != nil || err2 != nil || !slices.Equal(h1, h2) {
+			t.Fatalf("round %d: products %v, %v (%v, %v)", round, h1[:3], h2[:3], err1, err2)
+		}
+		// A gradient between products, as along a training: the next product is a full one.
+		if _, _, err := shared.LossGrad(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tr1, e1, err1 := shared.traceAndTop(ctx, rand.New(rand.NewPCG(5, 5)), 3, 8, 1e-6)
+		tr2, e2, err2 := two.traceAndTop(ctx, rand.New(rand.NewPCG(5, 5)), 3, 8, 1e-6)
+		if err1 != nil || err2 != nil || tr1 != tr2 || e1 != e2 {
+			t.Fatalf("round %d: estimates %+v %+v, %+v %+v (%v, %v)", round, tr1, e1, tr2, e2, err1, err2)
+		}
 	}
 }

@@ -228,7 +228,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		return nil, err
 	}
 	params := m.Net().ParamNodes()
-	curv, err := NewCurvature(trainRisk, params)
+	curv, err := newCurvature(trainRisk, params, true)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	if r.gt == nil {
 		r.gt, r.gv = make([]float64, r.curv.n), make([]float64, r.curv.n)
 	}
-	if err := r.curv.lgProg.Run(ctx); err != nil {
+	if err := r.curv.runLossGrad(ctx); err != nil {
 		return err
 	}
 	gt, err := flattenInto(r.gt, r.curv.lgProg, r.curv.grads)
