@@ -9,6 +9,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/search"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 	"gorgonia.org/tensor"
 )
 
@@ -29,8 +30,8 @@ func TestTopRitzByHand(t *testing.T) {
 }
 
 // TestLanczosAgainstTheExactHessian: on the trained tiny MLP (35 parameters), the record's
-// curvature at its defaults (4 probes, at most 10 products, tolerance 1e-3) gives the trace
-// Trace gives from the same random source, bit for bit, and an eigenvalue within its
+// curvature at its defaults (4 probes, at most 10 products, tolerance 1e-3) gives the
+// Hutchinson estimate of its probes computed by hand, and an eigenvalue within its
 // residual of an exact eigenvalue of H (the bound Lanczos stops on) and within the tolerance
 // of the one of largest magnitude, in fewer products than the budget; one step is the
 // Rayleigh quotient of the first probe, which is not.
@@ -62,9 +63,21 @@ func TestLanczosAgainstTheExactHessian(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := c.Trace(ctx, rand.New(rand.NewPCG(9, 9)), DefaultProbes)
-	if err != nil || tr != want {
-		t.Errorf("trace %+v; Trace from the same source %+v (%v)", tr, want, err)
+	// Hutchinson by hand: the same probes, each product a fresh one.
+	rng := rand.New(rand.NewPCG(9, 9))
+	var samples []float64
+	for range DefaultProbes {
+		z := make([]float64, c.Dim())
+		rademacherBits(rng, z)
+		hz, err := c.HVP(ctx, z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, dot(z, hz))
+	}
+	mean, sd := stat.MeanStdDev(samples, nil)
+	if math.Abs(tr.Mean-mean) > 1e-12*math.Abs(mean) || math.Abs(tr.StdErr-sd/2) > 1e-9*sd || tr.Samples != DefaultProbes {
+		t.Errorf("trace %+v; by hand %v ± %v", tr, mean, sd/2)
 	}
 	nearest := math.Inf(1)
 	for _, v := range exact {
@@ -86,13 +99,13 @@ func TestLanczosAgainstTheExactHessian(t *testing.T) {
 
 	// One step: the Rayleigh quotient z·Hz/n of the first probe, the trace's first sample
 	// over n, and far from λ.
-	rng := rand.New(rand.NewPCG(9, 9))
+	rng = rand.New(rand.NewPCG(9, 9))
 	_, one, err := c.traceAndTop(ctx, rng, 2, 1, DefaultPowerTol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	z := make([]float64, c.Dim())
-	rademacher(rand.New(rand.NewPCG(9, 9)), z)
+	rademacherBits(rand.New(rand.NewPCG(9, 9)), z)
 	hz, err := c.HVP(ctx, z)
 	if err != nil {
 		t.Fatal(err)
@@ -157,5 +170,33 @@ func TestSharedCurvatureMatchesTwoPrograms(t *testing.T) {
 		if err1 != nil || err2 != nil || tr1 != tr2 || e1 != e2 {
 			t.Fatalf("round %d: estimates %+v %+v, %+v %+v (%v, %v)", round, tr1, e1, tr2, e2, err1, err2)
 		}
+	}
+}
+
+// TestRademacherBits: ±1 entries, each the next bit of the source's 64-bit draws (lowest
+// first: −1 for 0), about as many of each sign, different draws different.
+func TestRademacherBits(t *testing.T) {
+	v := make([]float64, 100_003) // not a multiple of 64: the last draw is used in part
+	rademacherBits(rand.New(rand.NewPCG(1, 2)), v)
+	src := rand.New(rand.NewPCG(1, 2))
+	var b uint64
+	sum := 0.0
+	for i, x := range v {
+		if i%64 == 0 {
+			b = src.Uint64()
+		}
+		if want := float64(2*int64(b>>(i%64)&1) - 1); x != want {
+			t.Fatalf("entry %d = %v; the draw's bit gives %v", i, x, want)
+		}
+		sum += x
+	}
+	// A sum of n independent signs has standard deviation √n: 5 of them is a 1-in-3·10⁶ event.
+	if math.Abs(sum) > 5*math.Sqrt(float64(len(v))) {
+		t.Errorf("the signs sum to %v over %d entries", sum, len(v))
+	}
+	w := make([]float64, len(v))
+	rademacherBits(rand.New(rand.NewPCG(1, 3)), w)
+	if slices.Equal(v, w) {
+		t.Error("two sources gave the same signs")
 	}
 }
