@@ -7,9 +7,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/search"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -198,5 +200,56 @@ func TestRademacherBits(t *testing.T) {
 	rademacherBits(rand.New(rand.NewPCG(1, 3)), w)
 	if slices.Equal(v, w) {
 		t.Error("two sources gave the same signs")
+	}
+}
+
+// TestAddSqDistance: ‖a − b‖² added to a sum, over float32 and float64 node values, each
+// difference taken in float64, and errors for nodes that do not pair.
+func TestAddSqDistance(t *testing.T) {
+	ctx := context.Background()
+	prog := func(dt tensor.Dtype, x []float64) (*graph.Program, *G.Node) {
+		g := G.NewGraph()
+		d := tensor.New(tensor.Of(dt), tensor.WithShape(len(x)))
+		if err := graph.SetFlat([]*tensor.Dense{d}, x); err != nil {
+			t.Fatal(err)
+		}
+		in := G.NewVector(g, dt, G.WithShape(len(x)), G.WithName("x"), G.WithValue(d))
+		two := G.NewConstant(map[tensor.Dtype]any{tensor.Float32: float32(2), tensor.Float64: 2.0}[dt])
+		y, err := G.HadamardProd(in, two)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := graph.Compile(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return p, y
+	}
+	a, b := []float64{0.1, -2, 3.5}, []float64{1.3, 0.25, -1}
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		pa, ya := prog(dt, a)
+		pb, yb := prog(dt, b)
+		want := 1.5
+		for i := range a {
+			x, y := 2*a[i], 2*b[i]
+			if dt == tensor.Float32 {
+				x, y = float64(float32(2)*float32(a[i])), float64(float32(2)*float32(b[i]))
+			}
+			want += (x - y) * (x - y)
+		}
+		got, err := addSqDistance(1.5, pa, []*G.Node{ya}, pb, []*G.Node{yb})
+		if err != nil || got != want {
+			t.Errorf("%v: %v (%v); want %v", dt, got, err, want)
+		}
+		if _, err := addSqDistance(0, pa, []*G.Node{ya}, pb, nil); err == nil {
+			t.Errorf("%v: one node against none accepted", dt)
+		}
+		pc, yc := prog(dt, a[:2])
+		if _, err := addSqDistance(0, pa, []*G.Node{ya}, pc, []*G.Node{yc}); err == nil {
+			t.Errorf("%v: shapes 3 and 2 accepted", dt)
+		}
 	}
 }

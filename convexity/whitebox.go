@@ -13,6 +13,7 @@ import (
 	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/losses"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
@@ -197,12 +198,57 @@ func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
 	return &gradProgram{prog: prog, grads: grads}, nil
 }
 
-// gradientInto writes the gradient into dst, of the parameters' total size.
-func (g *gradProgram) gradientInto(ctx context.Context, dst []float64) ([]float64, error) {
-	if err := g.prog.Run(ctx); err != nil {
-		return nil, err
+// addSqDistance returns sum + ‖a − b‖², a the values of the nodes na in program pa and b
+// those of nb in pb, in order, each difference and square in float64: the sum of the
+// flattened vectors' squared differences, without copying them (two copies of a model of
+// millions of parameters are tens of megabytes, which this machine's fresh pages make cost
+// more than the gradients).
+func addSqDistance(sum float64, pa *graph.Program, na []*G.Node, pb *graph.Program, nb []*G.Node) (float64, error) {
+	if len(na) != len(nb) {
+		return 0, fmt.Errorf("convexity: a distance between %d and %d nodes", len(na), len(nb))
 	}
-	return flattenInto(dst, g.prog, g.grads)
+	for i := range na {
+		a, err := pa.Value(na[i])
+		if err != nil {
+			return 0, err
+		}
+		b, err := pb.Value(nb[i])
+		if err != nil {
+			return 0, err
+		}
+		if !a.Shape().Eq(b.Shape()) || a.Dtype() != b.Dtype() {
+			return 0, fmt.Errorf("convexity: a distance between a %v %v and a %v %v", a.Dtype(), a.Shape(), b.Dtype(), b.Shape())
+		}
+		switch a.Dtype() {
+		case tensor.Float64:
+			if sum, err = addSqDiff[float64](sum, a, b); err != nil {
+				return 0, err
+			}
+		case tensor.Float32:
+			if sum, err = addSqDiff[float32](sum, a, b); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, fmt.Errorf("convexity: node %s of dtype %v", na[i].Name(), a.Dtype())
+		}
+	}
+	return sum, nil
+}
+
+func addSqDiff[T float32 | float64](sum float64, a, b G.Value) (float64, error) {
+	ea, err := graph.Elements[T](a)
+	if err != nil {
+		return 0, err
+	}
+	eb, err := graph.Elements[T](b)
+	if err != nil {
+		return 0, err
+	}
+	for i := range ea {
+		d := float64(ea[i]) - float64(eb[i])
+		sum += d * d
+	}
+	return sum, nil
 }
 
 // recorder follows one full training for its white-box record: it accumulates ‖a_t‖² at the
@@ -214,7 +260,6 @@ type recorder struct {
 	model    layers.FeatureModel
 	curv     *Curvature // the training risk's, on opt.Rows rows
 	val      *gradProgram
-	gt, gv   []float64 // the gradients of a_t, reused from iterate to iterate
 	sumSq    float64
 	iterates int
 	spent    time.Duration
@@ -270,24 +315,17 @@ func (r *recorder) follows() bool { return r != nil && r.val != nil }
 func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	began := time.Now()
 	defer func() { r.spent += time.Since(began) }()
-	if r.gt == nil {
-		r.gt, r.gv = make([]float64, r.curv.n), make([]float64, r.curv.n)
-	}
 	if err := r.curv.runLossGrad(ctx); err != nil {
 		return err
 	}
-	gt, err := flattenInto(r.gt, r.curv.lgProg, r.curv.grads)
+	if err := r.val.prog.Run(ctx); err != nil {
+		return err
+	}
+	sum, err := addSqDistance(r.sumSq, r.curv.lgProg, r.curv.grads, r.val.prog, r.val.grads)
 	if err != nil {
 		return err
 	}
-	gv, err := r.val.gradientInto(ctx, r.gv)
-	if err != nil {
-		return err
-	}
-	for i := range gt {
-		d := gt[i] - gv[i]
-		r.sumSq += d * d
-	}
+	r.sumSq = sum
 	r.iterates++
 	return nil
 }
