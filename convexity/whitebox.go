@@ -129,10 +129,11 @@ type Whitebox struct {
 	Eq7      float64
 	Stride   int
 	Iterates int
-	// TrainLoss is the trained model's mean training loss on Task.Train (in inference mode,
-	// computed in μ's batches, as train.Trainer.Evaluate computes it up to rounding); LossGap is the
-	// evaluation's validation loss minus it, MetricGap its validation metric minus its test
-	// metric (NaN without test data): both positive when validation flatters the model.
+	// TrainLoss is the trained model's mean training loss on Task.Train, in inference mode
+	// (what train.Trainer.Evaluate reports, up to rounding: it is computed in μ's batches);
+	// LossGap is the evaluation's validation loss minus it, MetricGap its validation metric
+	// minus its test metric (NaN without test data): both positive when validation flatters
+	// the model.
 	TrainLoss, LossGap, MetricGap float64
 	// Rows is the rows of each split the curvature and the gradients were computed on.
 	Rows int
@@ -200,9 +201,8 @@ func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
 
 // addSqDistance returns sum + ‖a − b‖², a the values of the nodes na in program pa and b
 // those of nb in pb, in order, each difference and square in float64: the sum of the
-// flattened vectors' squared differences, without copying them (two copies of a model of
-// millions of parameters are tens of megabytes, which this machine's fresh pages make cost
-// more than the gradients).
+// flattened vectors' squared differences, without the two copies (tens of megabytes of
+// fresh memory at every record of a model of millions of parameters).
 func addSqDistance(sum float64, pa *graph.Program, na []*G.Node, pb *graph.Program, nb []*G.Node) (float64, error) {
 	if len(na) != len(nb) {
 		return 0, fmt.Errorf("convexity: a distance between %d and %d nodes", len(na), len(nb))
