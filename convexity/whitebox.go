@@ -18,11 +18,14 @@ import (
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
 // (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
-// weighs them: the record costs about a tenth of a trial on the Bayesmark MLPs, but half to
-// most of one on the OpenML kc1 MLP, whose trainings stop early, after 9 to 24 epochs of 1,265
-// rows: its 15 Hessian-vector products on 256 rows (one full, the others only their
-// direction-dependent part, 0.9 to 1.3 gradients' worth each) are alone 15 to 40% of such
-// a training's matrix-product arithmetic.
+// weighs them in CPU time: the record adds about 5% to a trial of the Bayesmark MLPs, but
+// about 60% to one of the OpenML kc1 MLP under the clean protocol and 30% under the authors'
+// (3 rounds of 5 configurations on 2 shared cores). kc1's trainings stop early, after 9 to 24
+// epochs of 1,265 rows, while the record's 8 Hessian-vector products on 256 rows (4 probes,
+// the first of which starts some 4 more Lanczos steps; one full product, the others only
+// their direction-dependent part, about two gradients' worth each) are some 17 gradients on
+// 256 rows, 3.4 epochs' worth, before the first run of their program and μ's pass over the
+// training rows: 64 rows would still cost some 20%.
 type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
