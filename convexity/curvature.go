@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hyperflat/hyperflat/graph"
 	"gonum.org/v1/gonum/floats"
@@ -24,12 +25,21 @@ type Curvature struct {
 	hvp    []*G.Node
 	grads  []*G.Node
 	hvProg *graph.Program
-	lgProg *graph.Program
+	lgProg *graph.Program // hvProg itself when shared
+	lgOut  []*G.Node      // the loss and grads, what a shared lgProg runs for
 	n      int
 }
 
 // NewCurvature compiles the programs for loss's curvature in params.
 func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
+	return newCurvature(loss, params, false)
+}
+
+// newCurvature is NewCurvature; with shared, one program computes the products and, by
+// graph.Program.RunFor, the loss and its gradient alone, instead of a second program with a
+// second forward pass and its buffers: the white-box record's gradients along training
+// then leave the products' forward and backward buffers allocated for its curvature.
+func newCurvature(loss *G.Node, params []*G.Node, shared bool) (*Curvature, error) {
 	if loss == nil || len(params) == 0 {
 		return nil, fmt.Errorf("convexity: curvature of a nil loss or of no parameters")
 	}
@@ -63,16 +73,32 @@ func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
 	if c.hvp, err = graph.HVP(loss, params, dirs); err != nil {
 		return nil, err
 	}
-	if c.hvProg, err = graph.Compile(c.hvp...); err != nil {
-		return nil, err
-	}
 	if c.grads, err = graph.Grad(loss, params...); err != nil {
 		return nil, err
 	}
-	if c.lgProg, err = graph.Compile(append([]*G.Node{loss}, c.grads...)...); err != nil {
+	c.lgOut = append([]*G.Node{loss}, c.grads...)
+	if shared {
+		if c.hvProg, err = graph.Compile(append(slices.Clone(c.hvp), c.lgOut...)...); err != nil {
+			return nil, err
+		}
+		c.lgProg = c.hvProg
+		return c, nil
+	}
+	if c.hvProg, err = graph.Compile(c.hvp...); err != nil {
+		return nil, err
+	}
+	if c.lgProg, err = graph.Compile(c.lgOut...); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// runLossGrad computes the loss and its gradient at the current parameters into lgProg.
+func (c *Curvature) runLossGrad(ctx context.Context) error {
+	if c.lgProg == c.hvProg {
+		return c.lgProg.RunFor(ctx, c.lgOut...)
+	}
+	return c.lgProg.Run(ctx)
 }
 
 // errNilCurvature is what a Curvature's methods return when it was not made by NewCurvature.
@@ -159,7 +185,7 @@ func (c *Curvature) LossGrad(ctx context.Context) (float64, []float64, error) {
 	if c == nil || c.lgProg == nil {
 		return 0, nil, errNilCurvature
 	}
-	if err := c.lgProg.Run(ctx); err != nil {
+	if err := c.runLossGrad(ctx); err != nil {
 		return 0, nil, err
 	}
 	l, err := c.lgProg.Scalar(c.loss)

@@ -15,9 +15,9 @@
 // Result with the trials and every screening; search.Best then selects on validation data.
 //
 // With Task.Whitebox set, every full training also keeps a white-box record (Whitebox): μ,
-// the training risk's Hessian trace (Hutchinson) and top eigenvalue (power iteration), the
+// the training risk's Hessian trace (Hutchinson) and top eigenvalue (Lanczos), the
 // PAC-Bayes paper's Eq. 7 regularizer √Σ_t‖∇R̂_T(θ_t) − ∇R̂_V(θ_t)‖² over the training
 // iterates (Cherian et al. 2020; DEShawResearch/PACBayesHyperOpt weight_decay.py), and the
-// generalization gaps; SelectEq7 picks a search's configuration by the validation loss plus
-// ζ times that regularizer instead of by the validation objective alone.
+// generalization gaps; Select with ByEq7 picks a search's configuration by the validation
+// loss plus ζ times that regularizer instead of by the validation objective alone.
 package convexity

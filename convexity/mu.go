@@ -8,6 +8,7 @@ import (
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/layers"
+	"github.com/hyperflat/hyperflat/losses"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -46,11 +47,22 @@ type MuOptions struct {
 // inference mode and W^L is the kernel of its last layer (bias excluded), reduced over batches
 // as opt says. Batches with an infinite ratio (a zero kernel) are ignored.
 func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Dataset, opt MuOptions) (float64, error) {
+	mu, _, err := strongConvexity(ctx, m, ds, opt, nil)
+	return mu, err
+}
+
+// strongConvexity is StrongConvexity; with risk set, it also returns the mean risk of that
+// kind on ds in inference mode (what train.Trainer.Evaluate reports as the loss) from the
+// same forward passes, the head and the loss added to each batch's features.
+func strongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Dataset, opt MuOptions, risk *losses.Kind) (float64, float64, error) {
 	if ds == nil || ds.N == 0 {
-		return 0, fmt.Errorf("convexity: no data")
+		return 0, 0, fmt.Errorf("convexity: no data")
 	}
 	if m == nil {
-		return 0, fmt.Errorf("convexity: StrongConvexity of a nil model")
+		return 0, 0, fmt.Errorf("convexity: StrongConvexity of a nil model")
+	}
+	if risk != nil && opt.Reduce == MinOverFullBatches {
+		return 0, 0, fmt.Errorf("convexity: the mean risk over the full batches only")
 	}
 	bs := opt.BatchSize
 	if bs <= 0 || bs > ds.N {
@@ -58,7 +70,7 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 	}
 	wv, err := graph.ToFloat64s(m.Head().W.Value)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	wNorm := math.Sqrt(sumSq(wv))
 	minimum := opt.Reduce == MinOverBatches || opt.Reduce == MinOverFullBatches
@@ -67,6 +79,7 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 		mu = math.Inf(1)
 	}
 	progs := map[int]*featureProgram{}
+	total := 0.0
 	for start := 0; start < ds.N; start += bs {
 		n := min(bs, ds.N-start)
 		if n < bs && opt.Reduce == MinOverFullBatches {
@@ -74,14 +87,21 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 		}
 		p, ok := progs[n]
 		if !ok {
-			if p, err = newFeatureProgram(m, ds.Shape, n, opt.OutputNorm); err != nil {
-				return 0, err
+			if p, err = newFeatureProgram(m, ds.Shape, n, opt.OutputNorm, risk); err != nil {
+				return 0, 0, err
 			}
 			progs[n] = p
 		}
 		a, out, err := p.run(ctx, ds, start)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
+		}
+		if risk != nil {
+			l, err := p.prog.Scalar(p.risk)
+			if err != nil {
+				return 0, 0, err
+			}
+			total += l * float64(n)
 		}
 		ratio := a / wNorm
 		if opt.OutputNorm {
@@ -97,12 +117,12 @@ func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 		}
 	}
 	if math.IsInf(mu, 0) {
-		return mu, fmt.Errorf("convexity: every batch gave an infinite or undefined ratio")
+		return mu, 0, fmt.Errorf("convexity: every batch gave an infinite or undefined ratio")
 	}
 	if opt.PerSample {
 		mu /= float64(ds.N)
 	}
-	return mu, nil
+	return mu, total / float64(ds.N), nil
 }
 
 func sumSq(v []float64) float64 {
@@ -116,12 +136,14 @@ func sumSq(v []float64) float64 {
 type featureProgram struct {
 	x        *G.Node
 	xv       *tensor.Dense
+	yv       *tensor.Dense // the labels of the risk, with risk
 	features *G.Node
 	probs    *G.Node
+	risk     *G.Node
 	prog     *graph.Program
 }
 
-func newFeatureProgram(m layers.FeatureModel, shape []int, n int, withOutput bool) (*featureProgram, error) {
+func newFeatureProgram(m layers.FeatureModel, shape []int, n int, withOutput bool, risk *losses.Kind) (*featureProgram, error) {
 	net := m.Net()
 	fp := &featureProgram{}
 	xs := append([]int{n}, shape...)
@@ -136,15 +158,33 @@ func newFeatureProgram(m layers.FeatureModel, shape []int, n int, withOutput boo
 		return nil, err
 	}
 	outs := []*G.Node{fp.features}
-	if withOutput {
-		logits, err := m.Head().Forward(fp.features, pass)
-		if err != nil {
+	var logits *G.Node
+	if withOutput || risk != nil {
+		if logits, err = m.Head().Forward(fp.features, pass); err != nil {
 			return nil, err
 		}
+	}
+	if withOutput {
 		if fp.probs, err = graph.Softmax(logits, 1); err != nil {
 			return nil, err
 		}
 		outs = append(outs, fp.probs)
+	}
+	if risk != nil {
+		k := m.Head().Out
+		y := net.Input("mu.y", n, k)
+		fp.yv = tensor.New(tensor.Of(net.Dtype()), tensor.WithShape(n, k))
+		if err := G.Let(y, fp.yv); err != nil {
+			return nil, err
+		}
+		kind := *risk
+		if kind == "" {
+			kind = losses.Multiclass
+		}
+		if fp.risk, err = losses.Risk(kind, logits, y); err != nil {
+			return nil, err
+		}
+		outs = append(outs, fp.risk)
 	}
 	if fp.prog, err = graph.Compile(outs...); err != nil {
 		return nil, err
@@ -164,6 +204,11 @@ func (fp *featureProgram) run(ctx context.Context, ds *datasets.Dataset, start i
 			x[i] = float32(v)
 		}
 	}
+	if fp.yv != nil {
+		if err := setLabels(fp.yv, ds.Y[start:start+n]); err != nil {
+			return 0, 0, err
+		}
+	}
 	if err := fp.prog.Run(ctx); err != nil {
 		return 0, 0, err
 	}
@@ -180,4 +225,32 @@ func (fp *featureProgram) run(ctx context.Context, ds *datasets.Dataset, start i
 		out = math.Sqrt(sumSq(p))
 	}
 	return math.Sqrt(sumSq(f)), out, nil
+}
+
+// setLabels writes the classes y into the labels tensor of a risk with k outputs: y itself
+// for one output (a binary label), one-hot rows for more.
+func setLabels(dst *tensor.Dense, y []int) error {
+	k := dst.Shape()[1]
+	switch d := dst.Data().(type) {
+	case []float64:
+		return fillLabels(d, y, k)
+	case []float32:
+		return fillLabels(d, y, k)
+	}
+	return fmt.Errorf("convexity: labels of dtype %v", dst.Dtype())
+}
+
+func fillLabels[T float32 | float64](d []T, y []int, k int) error {
+	clear(d)
+	for i, c := range y {
+		switch {
+		case k == 1:
+			d[i] = T(c)
+		case c >= 0 && c < k:
+			d[i*k+c] = 1
+		default:
+			return fmt.Errorf("convexity: row %d has class %d of a model with %d outputs", i, c, k)
+		}
+	}
+	return nil
 }

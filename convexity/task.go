@@ -444,22 +444,17 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 		return fmt.Errorf("convexity: the validation objective is %v", e.Value)
 	}
 	if rec != nil {
-		return t.record(ctx, e, c, tr, rec)
+		return t.record(ctx, e, c, rec)
 	}
 	return nil
 }
 
 // record completes e's white-box record from the training rec followed.
-func (t *Task) record(ctx context.Context, e *Evaluation, c *Candidate, tr *train.Trainer, rec *recorder) error {
+func (t *Task) record(ctx context.Context, e *Evaluation, c *Candidate, rec *recorder) error {
 	w, err := rec.finish(ctx, c.BatchSize)
 	if err != nil {
 		return fmt.Errorf("convexity: white-box record: %w", err)
 	}
-	began := time.Now()
-	if _, _, w.TrainLoss, err = t.score(ctx, tr, t.Train); err != nil {
-		return err
-	}
-	w.Seconds += time.Since(began).Seconds()
 	w.LossGap = e.ValLoss - w.TrainLoss
 	w.MetricGap = e.ValMetric - e.TestMetric
 	e.Whitebox = w

@@ -13,22 +13,28 @@ import (
 	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/losses"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
 // (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
-// weighs them: the record costs about a tenth of a trial on the Bayesmark MLPs, but half to
-// most of one on the OpenML kc1 MLP, whose trainings stop early, after 9 to 24 epochs of 1,265
-// rows: its 15 Hessian-vector products on 256 rows (one full, the others only their
-// direction-dependent part, 0.9 to 1.3 gradients' worth each) are alone 15 to 40% of such
-// a training's matrix-product arithmetic.
+// weighs them in CPU time: the record adds about 5% to a trial of the Bayesmark MLPs, but
+// about 60% to one of the OpenML kc1 MLP under the clean protocol and 30% under the authors'
+// (3 rounds of 5 configurations on 2 shared cores). kc1's trainings stop early, after 9 to 24
+// epochs of 1,265 rows, while the record's 8 Hessian-vector products on 256 rows (4 probes,
+// the first of which starts some 4 more Lanczos steps; one full product, the others only
+// their direction-dependent part, about two gradients' worth each) are some 17 gradients on
+// 256 rows, 3.4 epochs' worth, before the first run of their program and μ's pass over the
+// training rows: 64 rows would still cost some 20%.
 type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
 	Probes int
-	// PowerIters bounds the power iterations for the eigenvalue of H of largest magnitude,
-	// stopped earlier when the Rayleigh quotient changes by less than PowerTol (relative);
-	// defaults DefaultPowerIters and DefaultPowerTol.
+	// PowerIters bounds the Hessian-vector products of the Lanczos iteration for the
+	// eigenvalue of H of largest magnitude (EigenLanczos), the first of which is the first
+	// Hutchinson probe's; it stops earlier when the Ritz value's residual is at most PowerTol
+	// times its magnitude. Defaults DefaultPowerIters and DefaultPowerTol. (The names are
+	// those of the power iteration the record used before, EigenPower.)
 	PowerIters int
 	PowerTol   float64
 	// Stride k samples the iterates of the Eq. 7 regularizer: θ_t for t = 0, k, 2k, … below
@@ -42,6 +48,18 @@ type WhiteboxOptions struct {
 	// number at least a split's size all of it.
 	Rows int
 }
+
+// The estimators of Whitebox.TopEigenvalue (Whitebox.EigenMethod).
+const (
+	// EigenLanczos is Lanczos started from the first Hutchinson probe, without
+	// reorthogonalization, stopped at a residual of PowerTol·|θ| or after PowerIters
+	// products: the record's method.
+	EigenLanczos = "lanczos"
+	// EigenPower is power iteration from a Gaussian start, stopped when the Rayleigh quotient
+	// changed by less than PowerTol (relative) or after PowerIters iterations, plus one
+	// product for the final quotient: the method of the records made before Lanczos.
+	EigenPower = "power"
+)
 
 // The defaults of WhiteboxOptions.
 const (
@@ -73,9 +91,9 @@ func (o WhiteboxOptions) Resolved() (WhiteboxOptions, error) {
 	case o.Probes < 2 || o.Probes > maxWhiteboxWork:
 		return o, fmt.Errorf("convexity: white-box record with %d Hutchinson probes; want 2 to %d", o.Probes, maxWhiteboxWork)
 	case o.PowerIters < 1 || o.PowerIters > maxWhiteboxWork:
-		return o, fmt.Errorf("convexity: white-box record with %d power iterations; want 1 to %d", o.PowerIters, maxWhiteboxWork)
+		return o, fmt.Errorf("convexity: white-box record with %d Lanczos steps; want 1 to %d", o.PowerIters, maxWhiteboxWork)
 	case !(o.PowerTol > 0) || o.PowerTol >= 1:
-		return o, fmt.Errorf("convexity: white-box power-iteration tolerance %v; want one in (0, 1)", o.PowerTol)
+		return o, fmt.Errorf("convexity: white-box eigenvalue tolerance %v; want one in (0, 1)", o.PowerTol)
 	case o.Stride < 0 || o.Stride > maxWhiteboxWork:
 		return o, fmt.Errorf("convexity: white-box regularizer stride %d; want 1 to %d (0: %d epochs' steps)", o.Stride, maxWhiteboxWork, DefaultStrideEpochs)
 	case o.Rows < 1:
@@ -97,9 +115,11 @@ type Whitebox struct {
 	// with its standard error.
 	Trace, TraceStdErr float64
 	Probes             int
-	// TopEigenvalue is H's eigenvalue of largest magnitude by power iteration (at most
-	// PowerIters iterations, stopped at PowerTol).
+	// TopEigenvalue is H's eigenvalue of largest magnitude, estimated by EigenMethod with at
+	// most PowerIters Hessian-vector products and tolerance PowerTol: EigenLanczos, or
+	// EigenPower in records made before Lanczos.
 	TopEigenvalue float64
+	EigenMethod   string
 	PowerIters    int
 	PowerTol      float64
 	// Eq7 is the PAC-Bayes paper's regularizer √Σ_t‖a_t‖², a_t = ∇R̂_T(θ_t) − ∇R̂_V(θ_t) the
@@ -112,9 +132,11 @@ type Whitebox struct {
 	Eq7      float64
 	Stride   int
 	Iterates int
-	// TrainLoss is the trained model's mean training loss on Task.Train; LossGap is the
-	// evaluation's validation loss minus it, MetricGap its validation metric minus its test
-	// metric (NaN without test data): both positive when validation flatters the model.
+	// TrainLoss is the trained model's mean training loss on Task.Train, in inference mode
+	// (what train.Trainer.Evaluate reports, up to rounding: it is computed in μ's batches);
+	// LossGap is the evaluation's validation loss minus it, MetricGap its validation metric
+	// minus its test metric (NaN without test data): both positive when validation flatters
+	// the model.
 	TrainLoss, LossGap, MetricGap float64
 	// Rows is the rows of each split the curvature and the gradients were computed on.
 	Rows int
@@ -180,12 +202,56 @@ func newGradProgram(loss *G.Node, params []*G.Node) (*gradProgram, error) {
 	return &gradProgram{prog: prog, grads: grads}, nil
 }
 
-// gradientInto writes the gradient into dst, of the parameters' total size.
-func (g *gradProgram) gradientInto(ctx context.Context, dst []float64) ([]float64, error) {
-	if err := g.prog.Run(ctx); err != nil {
-		return nil, err
+// addSqDistance returns sum + ‖a − b‖², a the values of the nodes na in program pa and b
+// those of nb in pb, in order, each difference and square in float64: the sum of the
+// flattened vectors' squared differences, without the two copies (tens of megabytes of
+// fresh memory at every record of a model of millions of parameters).
+func addSqDistance(sum float64, pa *graph.Program, na []*G.Node, pb *graph.Program, nb []*G.Node) (float64, error) {
+	if len(na) != len(nb) {
+		return 0, fmt.Errorf("convexity: a distance between %d and %d nodes", len(na), len(nb))
 	}
-	return flattenInto(dst, g.prog, g.grads)
+	for i := range na {
+		a, err := pa.Value(na[i])
+		if err != nil {
+			return 0, err
+		}
+		b, err := pb.Value(nb[i])
+		if err != nil {
+			return 0, err
+		}
+		if !a.Shape().Eq(b.Shape()) || a.Dtype() != b.Dtype() {
+			return 0, fmt.Errorf("convexity: a distance between a %v %v and a %v %v", a.Dtype(), a.Shape(), b.Dtype(), b.Shape())
+		}
+		switch a.Dtype() {
+		case tensor.Float64:
+			if sum, err = addSqDiff[float64](sum, a, b); err != nil {
+				return 0, err
+			}
+		case tensor.Float32:
+			if sum, err = addSqDiff[float32](sum, a, b); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, fmt.Errorf("convexity: node %s of dtype %v", na[i].Name(), a.Dtype())
+		}
+	}
+	return sum, nil
+}
+
+func addSqDiff[T float32 | float64](sum float64, a, b G.Value) (float64, error) {
+	ea, err := graph.Elements[T](a)
+	if err != nil {
+		return 0, err
+	}
+	eb, err := graph.Elements[T](b)
+	if err != nil {
+		return 0, err
+	}
+	for i := range ea {
+		d := float64(ea[i]) - float64(eb[i])
+		sum += d * d
+	}
+	return sum, nil
 }
 
 // recorder follows one full training for its white-box record: it accumulates ‖a_t‖² at the
@@ -197,7 +263,6 @@ type recorder struct {
 	model    layers.FeatureModel
 	curv     *Curvature // the training risk's, on opt.Rows rows
 	val      *gradProgram
-	gt, gv   []float64 // the gradients of a_t, reused from iterate to iterate
 	sumSq    float64
 	iterates int
 	spent    time.Duration
@@ -211,7 +276,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		return nil, err
 	}
 	params := m.Net().ParamNodes()
-	curv, err := NewCurvature(trainRisk, params)
+	curv, err := newCurvature(trainRisk, params, true)
 	if err != nil {
 		return nil, err
 	}
@@ -253,24 +318,17 @@ func (r *recorder) follows() bool { return r != nil && r.val != nil }
 func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	began := time.Now()
 	defer func() { r.spent += time.Since(began) }()
-	if r.gt == nil {
-		r.gt, r.gv = make([]float64, r.curv.n), make([]float64, r.curv.n)
-	}
-	if err := r.curv.lgProg.Run(ctx); err != nil {
+	if err := r.curv.runLossGrad(ctx); err != nil {
 		return err
 	}
-	gt, err := flattenInto(r.gt, r.curv.lgProg, r.curv.grads)
+	if err := r.val.prog.Run(ctx); err != nil {
+		return err
+	}
+	sum, err := addSqDistance(r.sumSq, r.curv.lgProg, r.curv.grads, r.val.prog, r.val.grads)
 	if err != nil {
 		return err
 	}
-	gv, err := r.val.gradientInto(ctx, r.gv)
-	if err != nil {
-		return err
-	}
-	for i := range gt {
-		d := gt[i] - gv[i]
-		r.sumSq += d * d
-	}
+	r.sumSq = sum
 	r.iterates++
 	return nil
 }
@@ -280,26 +338,24 @@ func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 	began := time.Now()
 	nan := math.NaN()
-	w := &Whitebox{Rows: r.opt.Rows, Probes: r.opt.Probes, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
+	w := &Whitebox{Rows: r.opt.Rows, Probes: r.opt.Probes, EigenMethod: EigenLanczos, PowerIters: r.opt.PowerIters, PowerTol: r.opt.PowerTol, Stride: r.opt.Stride,
 		Iterates: r.iterates, Eq7: nan, TrainLoss: nan, LossGap: nan, MetricGap: nan}
 	if r.iterates > 0 {
 		w.Eq7 = math.Sqrt(float64(r.opt.Stride) * r.sumSq)
 	}
 	var err error
-	if w.Mu, err = StrongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}); err != nil {
+	// The training loss from μ's forward passes over the training rows, instead of passes of
+	// its own (about a seventh of an early-stopped kc1 trial).
+	kind := r.task.Loss
+	if w.Mu, w.TrainLoss, err = strongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}, &kind); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
-	tr, err := r.curv.Trace(ctx, rng, r.opt.Probes)
+	tr, top, err := r.curv.traceAndTop(ctx, rng, r.opt.Probes, r.opt.PowerIters, r.opt.PowerTol)
 	if err != nil {
 		return nil, err
 	}
-	w.Trace, w.TraceStdErr = tr.Mean, tr.StdErr
-	// The trace's products left the forward pass and the gradient at these parameters in the
-	// program, so the power iteration computes only the direction-dependent part of each.
-	if w.TopEigenvalue, _, err = r.curv.topEigenvalue(ctx, rng, r.opt.PowerIters, r.opt.PowerTol, true); err != nil {
-		return nil, err
-	}
+	w.Trace, w.TraceStdErr, w.TopEigenvalue = tr.Mean, tr.StdErr, top.Value
 	w.Seconds = (r.spent + time.Since(began)).Seconds()
 	return w, nil
 }

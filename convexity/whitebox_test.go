@@ -8,6 +8,7 @@ import (
 	"github.com/hyperflat/hyperflat/datasets"
 	"github.com/hyperflat/hyperflat/graph"
 	"github.com/hyperflat/hyperflat/layers"
+	"github.com/hyperflat/hyperflat/losses"
 	"github.com/hyperflat/hyperflat/samplers"
 	"github.com/hyperflat/hyperflat/search"
 	"github.com/hyperflat/hyperflat/train"
@@ -198,8 +199,8 @@ func TestWhiteboxCurvatureAgainstTheExactHessian(t *testing.T) {
 	if math.Abs(w.Trace-trace) > 4*w.TraceStdErr || math.Abs(w.Trace-trace) > 0.05*math.Abs(trace) {
 		t.Errorf("Hutchinson tr H = %v ± %v, exact %v", w.Trace, w.TraceStdErr, trace)
 	}
-	if math.Abs(w.TopEigenvalue-top) > 1e-6*math.Abs(top) {
-		t.Errorf("power iteration %.10g, gonum's eigenvalue of largest magnitude %.10g", w.TopEigenvalue, top)
+	if math.Abs(w.TopEigenvalue-top) > 1e-6*math.Abs(top) || w.EigenMethod != EigenLanczos {
+		t.Errorf("%s %.10g, gonum's eigenvalue of largest magnitude %.10g", w.EigenMethod, w.TopEigenvalue, top)
 	}
 	mu, err := StrongConvexity(context.Background(), c.Model, task.Train, MuOptions{BatchSize: c.BatchSize})
 	if err != nil || w.Mu != mu {
@@ -208,7 +209,7 @@ func TestWhiteboxCurvatureAgainstTheExactHessian(t *testing.T) {
 	if w.Probes != 4000 || w.PowerIters != 5000 || w.PowerTol != 1e-12 {
 		t.Errorf("recorded settings %d probes, %d iterations, tol %v", w.Probes, w.PowerIters, w.PowerTol)
 	}
-	t.Logf("tr H exact %.8g, Hutchinson %.8g ± %.2g; λ exact %.10g, power %.10g; μ %.6g", trace, w.Trace, w.TraceStdErr, top, w.TopEigenvalue, w.Mu)
+	t.Logf("tr H exact %.8g, Hutchinson %.8g ± %.2g; λ exact %.10g, %s %.10g; μ %.6g", trace, w.Trace, w.TraceStdErr, top, w.EigenMethod, w.TopEigenvalue, w.Mu)
 }
 
 func TestWhiteboxGapsAndDeterminism(t *testing.T) {
@@ -281,4 +282,64 @@ func TestSelectByHand(t *testing.T) {
 	if _, _, err := Select(evals[3:5], ByValidation, 0); err == nil {
 		t.Error("selected from no successful full-fidelity evaluation")
 	}
+}
+
+// TestWhiteboxTrainLossIsTheTrainersLoss: the record's training loss, computed in μ's
+// batches of 8 rows (the last one shorter), is the trainer's evaluation loss on Task.Train,
+// in one pass, up to the rounding of a different summation (float64: far below 1e-12), for
+// three classes (softmax cross-entropy) and two (one logistic output).
+func TestWhiteboxTrainLossIsTheTrainersLoss(t *testing.T) {
+	binary := tinyTask(nil)
+	binary.Train, binary.Val, binary.Test = blobs(11, 10, 2, 4), blobs(12, 8, 2, 4), blobs(13, 8, 2, 4)
+	binary.Loss = losses.Binary
+	build := binary.Build
+	binary.Build = func(cfg search.Config, s uint64) (*Candidate, error) {
+		net, err := layers.NewNet(tensor.Float64, s)
+		if err != nil {
+			return nil, err
+		}
+		m, err := layers.NewMLP(net, "mlp", layers.MLPConfig{In: 4, Hidden: []int{4}, Out: 1})
+		if err != nil {
+			return nil, err
+		}
+		c, err := build(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		c.Model = m
+		return c, nil
+	}
+	for _, task := range []*Task{tinyTask(nil), binary} {
+		trainLossCheck(t, task)
+	}
+}
+
+func trainLossCheck(t *testing.T, task *Task) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := search.Config{Space: task.Space, Values: []float64{0.05}}
+	opt, err := WhiteboxOptions{}.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, tr, rec, err := task.fit(ctx, cfg, task.Epochs, true, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := rec.finish(ctx, c.BatchSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tr.Evaluate(ctx, task.Train, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, err := tr.Evaluate(ctx, task.Val, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(w.TrainLoss-res.Loss) > 1e-12*res.Loss || math.Abs(w.TrainLoss-val.Loss) < 1e-6 {
+		t.Errorf("%s: record's training loss %.15g, the trainer's %.15g (validation %.6g)", task.Loss, w.TrainLoss, res.Loss, val.Loss)
+	}
+	t.Logf("%q: training loss %.15g, the trainer's %.15g", task.Loss, w.TrainLoss, res.Loss)
 }

@@ -59,3 +59,62 @@ func (p *Program) keepMask(changed []int) []bool {
 	}
 	return keep
 }
+
+// RunFor evaluates only the nodes that the given nodes need, themselves included; every
+// other node keeps its value of the last run, or has none before the first. A program of
+// Hessian-vector products that also outputs the loss's gradient can so compute the
+// gradient alone, instead of a second program holding a second copy of the forward pass.
+// The program is then not complete: the next RunChanged runs every node. A node that is not
+// part of the program, or that it does not keep (fused into another: ask for an output of
+// Compile), is an error. A program with deferred products (DeferProduct) or NonzerosAt
+// promises pending runs every node, as RunChanged does.
+func (p *Program) RunFor(ctx context.Context, nodes ...*G.Node) error {
+	if p == nil || p.index == nil {
+		return errNilProgram
+	}
+	if len(nodes) == 0 {
+		return fmt.Errorf("graph: RunFor of no node")
+	}
+	idx := make([]int, 0, len(nodes))
+	for _, n := range nodes {
+		i, err := p.lookup(n)
+		if err != nil {
+			return err
+		}
+		if p.inlined != nil && p.inlined[i] {
+			return fmt.Errorf("graph: RunFor of %s, which the program fuses into another node", n.Name())
+		}
+		idx = append(idx, i)
+	}
+	if p.lazy != nil || len(p.promises) > 0 {
+		return p.runKeeping(ctx, nil)
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	if p.skip == nil || !slices.Equal(idx, p.skipFor) {
+		p.skip = p.skipMask(idx)
+		p.skipFor = idx
+	}
+	err := p.runKeeping(ctx, p.skip)
+	p.complete = false
+	return err
+}
+
+// skipMask marks the nodes that none of the nodes at the indices wanted depends on.
+func (p *Program) skipMask(wanted []int) []bool {
+	need := make([]bool, len(p.nodes))
+	for _, i := range wanted {
+		need[i] = true
+	}
+	for i := len(p.nodes) - 1; i >= 0; i-- {
+		if need[i] {
+			for _, k := range p.kids[i] {
+				need[k] = true
+			}
+		}
+	}
+	for i := range need {
+		need[i] = !need[i]
+	}
+	return need
+}

@@ -148,3 +148,126 @@ func TestRunChangedAfterCancel(t *testing.T) {
 		t.Errorf("RunChanged after a cancelled run executed %d ops; a full run %d", ran, calls(fresh))
 	}
 }
+
+// TestRunFor: a program of Hessian-vector products that also outputs the gradient computes
+// the gradient alone by RunFor, with the bits of a gradient program's Run and fewer ops than
+// a full run, again after new parameters; the next RunChanged then runs every node and
+// gives the products of a fresh program.
+func TestRunFor(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			m := buildMLP(t, dt, mlpValues(8), false)
+			rng := rand.New(rand.NewPCG(8, 1))
+			vs := make([]*G.Node, len(m.params))
+			vals := make([]*tensor.Dense, len(m.params))
+			flat := make([]float64, 0)
+			for i, p := range m.params {
+				vals[i] = tensor.New(tensor.Of(dt), tensor.WithShape(p.Shape()...))
+				vs[i] = G.NewTensor(m.g, dt, len(p.Shape()), G.WithShape(p.Shape()...), G.WithName(fmt.Sprintf("v%d", i)), G.WithValue(vals[i]))
+				for range p.Shape().TotalSize() {
+					flat = append(flat, rng.NormFloat64())
+				}
+			}
+			if err := SetFlat(vals, flat); err != nil {
+				t.Fatal(err)
+			}
+			grads, err := Grad(m.cost, m.params...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hv, err := HVP(m.cost, m.params, vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			prog, err := Compile(append(slices.Clone(hv), grads...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog.Profile(true)
+			fullOps := func() int {
+				p, err := Compile(append(slices.Clone(hv), grads...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Profile(true)
+				if err := p.Run(ctx); err != nil {
+					t.Fatal(err)
+				}
+				return calls(p)
+			}
+			want := func(nodes []*G.Node) []float64 {
+				p, err := Compile(nodes...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Run(ctx); err != nil {
+					t.Fatal(err)
+				}
+				f, err := p.Flatten(nodes...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f
+			}
+			var prev []float64
+			for round := range 2 {
+				if round == 1 { // new parameters: the forward pass must be computed again
+					for _, p := range m.params {
+						d := p.Value().(*tensor.Dense)
+						switch x := d.Data().(type) {
+						case []float64:
+							for i := range x {
+								x[i] *= 1.25
+							}
+						case []float32:
+							for i := range x {
+								x[i] *= 1.25
+							}
+						}
+					}
+				}
+				before := calls(prog)
+				if err := prog.RunFor(ctx, grads...); err != nil {
+					t.Fatal(err)
+				}
+				ran := calls(prog) - before
+				got, err := prog.Flatten(grads...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := want(grads); !slices.Equal(got, w) || slices.Equal(got, prev) {
+					t.Fatalf("round %d: RunFor's gradient %v, a gradient program's %v (previous %v)", round, got[:3], w[:3], prev)
+				}
+				prev = got
+				if full := fullOps(); ran >= full {
+					t.Errorf("round %d: RunFor executed %d ops, a full run %d", round, ran, full)
+				}
+				before = calls(prog)
+				if err := prog.RunChanged(ctx, vs...); err != nil {
+					t.Fatal(err)
+				}
+				if ran, full := calls(prog)-before, fullOps(); ran != full {
+					t.Errorf("round %d: RunChanged after RunFor executed %d ops; a full run %d", round, ran, full)
+				}
+				h, err := prog.Flatten(hv...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := want(hv); !slices.Equal(h, w) {
+					t.Fatalf("round %d: products %v after RunFor, a fresh program's %v", round, h[:3], w[:3])
+				}
+			}
+			other := G.NewScalar(G.NewGraph(), dt, G.WithName("other"))
+			for name, nodes := range map[string][]*G.Node{"no node": nil, "nil": {nil}, "not in the program": {other}} {
+				if err := prog.RunFor(ctx, nodes...); err == nil {
+					t.Errorf("RunFor of %s: no error", name)
+				}
+			}
+			var nilProg *Program
+			if err := nilProg.RunFor(ctx, grads...); err == nil {
+				t.Error("RunFor of a nil program: no error")
+			}
+		})
+	}
+}

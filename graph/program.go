@@ -52,8 +52,12 @@ type Program struct {
 
 	// partial runs (partial.go): keep marks the nodes that do not depend on the inputs
 	// keptFor indexes, which RunChanged last recomputed
-	keep     []bool
-	keptFor  []int
+	keep    []bool
+	keptFor []int
+	// skip marks the nodes that the nodes at the indices skipFor, which RunFor last
+	// computed, do not need
+	skip     []bool
+	skipFor  []int
 	complete bool // the last run computed every node it had to
 }
 

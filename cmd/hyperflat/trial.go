@@ -80,7 +80,7 @@ func runTrial(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	whitebox := fs.Bool("whitebox", false, "also print the white-box record of the training (whitebox_mu, whitebox_trace, …, whitebox_eq7): as hyperflat run ahsc --whitebox")
 	wbFlags := map[string]*string{
 		"whitebox-probes": fs.String("whitebox-probes", "", "--whitebox: Rademacher probes of the Hutchinson trace (default 4)"),
-		"whitebox-iters":  fs.String("whitebox-iters", "", "--whitebox: power iterations for the top eigenvalue (default 10)"),
+		"whitebox-iters":  fs.String("whitebox-iters", "", "--whitebox: Lanczos steps (Hessian-vector products) for the top eigenvalue (default 10)"),
 		"whitebox-stride": fs.String("whitebox-stride", "", "--whitebox: the Eq. 7 regularizer samples every this-th optimizer step (default: 8 epochs' steps)"),
 		"whitebox-rows":   fs.String("whitebox-rows", "", "--whitebox: rows of each split for the curvature and the regularizer (default 256)"),
 	}

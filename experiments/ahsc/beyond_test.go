@@ -29,7 +29,7 @@ func syntheticBeyond(repeats int, shift, noise float64) *experiments.Result {
 		gap := rng.NormFloat64()
 		row := []any{"toy", i % repeats, "random", false, i, 1.0, false, "accuracy", 0.8, 0.8, 0.5, 0.8 - gap, 0.8, 0.5, math.NaN(), "c"}
 		row = append(row, 1.0+rng.Float64(), rng.NormFloat64(), 0.1, 4, rng.Float64(), 10, gap+noise*rng.NormFloat64(), 8, 3, 256,
-			0.4, rng.NormFloat64(), gap, 0.01)
+			0.4, rng.NormFloat64(), gap, 0.01, "lanczos")
 		ev.Add(row...)
 	}
 	return &experiments.Result{Experiment: "ahsc", Tables: []experiments.Table{sel, ev}}

@@ -118,7 +118,7 @@ type Config struct {
 	// them are omitempty: runs stored before the flags keep their identity.
 	Whitebox       bool `flag:"whitebox" json:"whitebox,omitempty" default:"false" usage:"record μ, Hessian trace and top eigenvalue, the Eq. 7 regularizer and the generalization gaps of every full training"`
 	WhiteboxProbes int  `flag:"whitebox-probes" json:"whitebox-probes,omitempty" default:"0" derived:"4" usage:"--whitebox: Rademacher probes of the Hutchinson trace"`
-	WhiteboxIters  int  `flag:"whitebox-iters" json:"whitebox-iters,omitempty" default:"0" derived:"10 (stopped at a relative change of 1e-3)" usage:"--whitebox: power iterations for the top eigenvalue"`
+	WhiteboxIters  int  `flag:"whitebox-iters" json:"whitebox-iters,omitempty" default:"0" derived:"10 (stopped at a residual of 1e-3·|λ|)" usage:"--whitebox: Lanczos steps (Hessian-vector products) for the top eigenvalue"`
 	WhiteboxStride int  `flag:"whitebox-stride" json:"whitebox-stride,omitempty" default:"0" derived:"8 epochs' steps" usage:"--whitebox: the Eq. 7 regularizer samples every this-th optimizer step"`
 	WhiteboxRows   int  `flag:"whitebox-rows" json:"whitebox-rows,omitempty" default:"0" derived:"256" usage:"--whitebox: rows of the training and validation splits the curvature and the regularizer's gradients use"`
 	// Select is the rule that returns each search's configuration: validation (search.Best,

@@ -130,12 +130,14 @@ func Trial(ctx context.Context, opt experiments.Options, hp search.Config, repea
 		Metric{"seconds", seconds})
 	if e.Whitebox != nil { // --whitebox: the record's columns, named as the evaluations table's
 		for i, v := range whiteboxValues(e.Whitebox) {
-			x := math.NaN()
+			var x float64
 			switch v := v.(type) {
 			case float64:
 				x = v
 			case int:
 				x = float64(v)
+			default: // the eigenvalue's method, a name: the record's own is Lanczos
+				continue
 			}
 			ms = append(ms, Metric{whiteboxColumns[i], x})
 		}

@@ -18,16 +18,18 @@ type whiteboxJSON struct {
 	TraceStdErr   f64 `json:"trace_stderr"`
 	Probes        int `json:"probes"`
 	TopEigenvalue f64 `json:"top_eigenvalue"`
-	PowerIters    int `json:"power_iters"`
-	PowerTol      f64 `json:"power_tol"`
-	Eq7           f64 `json:"eq7"`
-	Stride        int `json:"stride"`
-	Iterates      int `json:"iterates"`
-	Rows          int `json:"rows,omitempty"`
-	TrainLoss     f64 `json:"train_loss"`
-	LossGap       f64 `json:"loss_gap"`
-	MetricGap     f64 `json:"metric_gap"`
-	Seconds       f64 `json:"seconds"`
+	// EigenMethod is absent from the records made by power iteration, before Lanczos.
+	EigenMethod string `json:"eigen_method,omitempty"`
+	PowerIters  int    `json:"power_iters"`
+	PowerTol    f64    `json:"power_tol"`
+	Eq7         f64    `json:"eq7"`
+	Stride      int    `json:"stride"`
+	Iterates    int    `json:"iterates"`
+	Rows        int    `json:"rows,omitempty"`
+	TrainLoss   f64    `json:"train_loss"`
+	LossGap     f64    `json:"loss_gap"`
+	MetricGap   f64    `json:"metric_gap"`
+	Seconds     f64    `json:"seconds"`
 }
 
 func whiteboxToJSON(w *convexity.Whitebox) *whiteboxJSON {
@@ -35,7 +37,7 @@ func whiteboxToJSON(w *convexity.Whitebox) *whiteboxJSON {
 		return nil
 	}
 	return &whiteboxJSON{Mu: f64(w.Mu), Trace: f64(w.Trace), TraceStdErr: f64(w.TraceStdErr), Probes: w.Probes,
-		TopEigenvalue: f64(w.TopEigenvalue), PowerIters: w.PowerIters, PowerTol: f64(w.PowerTol), Eq7: f64(w.Eq7),
+		TopEigenvalue: f64(w.TopEigenvalue), EigenMethod: w.EigenMethod, PowerIters: w.PowerIters, PowerTol: f64(w.PowerTol), Eq7: f64(w.Eq7),
 		Stride: w.Stride, Iterates: w.Iterates, Rows: w.Rows, TrainLoss: f64(w.TrainLoss), LossGap: f64(w.LossGap),
 		MetricGap: f64(w.MetricGap), Seconds: f64(w.Seconds)}
 }
@@ -44,17 +46,21 @@ func (j *whiteboxJSON) whitebox() *convexity.Whitebox {
 	if j == nil {
 		return nil
 	}
+	method := j.EigenMethod
+	if method == "" {
+		method = convexity.EigenPower
+	}
 	return &convexity.Whitebox{Mu: float64(j.Mu), Trace: float64(j.Trace), TraceStdErr: float64(j.TraceStdErr), Probes: j.Probes,
-		TopEigenvalue: float64(j.TopEigenvalue), PowerIters: j.PowerIters, PowerTol: float64(j.PowerTol), Eq7: float64(j.Eq7),
+		TopEigenvalue: float64(j.TopEigenvalue), EigenMethod: method, PowerIters: j.PowerIters, PowerTol: float64(j.PowerTol), Eq7: float64(j.Eq7),
 		Stride: j.Stride, Iterates: j.Iterates, Rows: j.Rows, TrainLoss: float64(j.TrainLoss), LossGap: float64(j.LossGap),
 		MetricGap: float64(j.MetricGap), Seconds: float64(j.Seconds)}
 }
 
 // whiteboxColumns are the evaluations table's columns of the record, in whiteboxValues'
-// order; NaN where an evaluation has none.
+// order; NaN (the method: "") where an evaluation has none.
 var whiteboxColumns = []string{"whitebox_mu", "whitebox_trace", "whitebox_trace_stderr", "whitebox_probes",
 	"whitebox_top_eigenvalue", "whitebox_power_iters", "whitebox_eq7", "whitebox_stride", "whitebox_iterates", "whitebox_rows",
-	"whitebox_train_loss", "whitebox_loss_gap", "whitebox_metric_gap", "whitebox_seconds"}
+	"whitebox_train_loss", "whitebox_loss_gap", "whitebox_metric_gap", "whitebox_seconds", "whitebox_eigen_method"}
 
 func whiteboxValues(w *convexity.Whitebox) []any {
 	if w == nil {
@@ -62,10 +68,11 @@ func whiteboxValues(w *convexity.Whitebox) []any {
 		for i := range out {
 			out[i] = math.NaN()
 		}
+		out[len(out)-1] = ""
 		return out
 	}
 	return []any{w.Mu, w.Trace, w.TraceStdErr, w.Probes, w.TopEigenvalue, w.PowerIters, w.Eq7, w.Stride, w.Iterates, w.Rows,
-		w.TrainLoss, w.LossGap, w.MetricGap, w.Seconds}
+		w.TrainLoss, w.LossGap, w.MetricGap, w.Seconds, w.EigenMethod}
 }
 
 // selection is the configuration one rule returned from a search, and its test results.

@@ -22,7 +22,10 @@ import (
 // HYPERFLAT_WHITEBOX_CONFIGS (default 3) configurations, drawn by random search from the
 // dataset's space, without and with the record. Metrics: overhead_% is the extra wall time
 // of the recorded trials over the plain ones, record_% the record's own time
-// (Whitebox.Seconds) over the plain trials'. Skipped where the data are missing.
+// (Whitebox.Seconds) over the plain trials', cpu_overhead_% the extra CPU time of the
+// process (all threads, the garbage collector's included) over the plain trials': on a
+// loaded machine, where wall time counts the waits for a core, the figure to compare.
+// Skipped where the data are missing.
 func BenchmarkWhitebox(b *testing.B) {
 	configs := 3
 	if v, err := strconv.Atoi(os.Getenv("HYPERFLAT_WHITEBOX_CONFIGS")); err == nil && v > 0 {
@@ -55,18 +58,26 @@ func BenchmarkWhitebox(b *testing.B) {
 				}
 				hps = append(hps, hp)
 			}
-			var plain, recorded time.Duration
+			var plain, recorded, plainCPU, recordedCPU time.Duration
 			var record float64
+			cpuOK := true
+			cpu := func() time.Duration {
+				d, ok := processCPU()
+				cpuOK = cpuOK && ok
+				return d
+			}
 			for b.Loop() {
 				for _, hp := range hps {
 					task.Whitebox = nil
-					start := time.Now()
+					start, c0 := time.Now(), cpu()
 					e := task.Evaluate(context.Background(), hp, 1)
 					plain += time.Since(start)
+					plainCPU += cpu() - c0
 					task.Whitebox = &opts
-					start = time.Now()
+					start, c0 = time.Now(), cpu()
 					w := task.Evaluate(context.Background(), hp, 1)
 					recorded += time.Since(start)
+					recordedCPU += cpu() - c0
 					if (e.Err == nil) != (w.Err == nil) {
 						b.Fatalf("%v: plain %v, recorded %v", hp, e.Err, w.Err)
 					}
@@ -77,6 +88,9 @@ func BenchmarkWhitebox(b *testing.B) {
 			}
 			b.ReportMetric(100*(recorded-plain).Seconds()/plain.Seconds(), "overhead_%")
 			b.ReportMetric(100*record/plain.Seconds(), "record_%")
+			if cpuOK {
+				b.ReportMetric(100*(recordedCPU-plainCPU).Seconds()/plainCPU.Seconds(), "cpu_overhead_%")
+			}
 			b.ReportMetric(plain.Seconds()/float64(b.N*len(hps)), "trial_s")
 		})
 	}

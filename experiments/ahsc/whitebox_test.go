@@ -201,3 +201,28 @@ func TestWhiteboxWorkerIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestWhiteboxEigenMethodReads: a stored record keeps its eigenvalue's method, and one stored
+// before the method was (power iteration's records) reads as power iteration.
+func TestWhiteboxEigenMethodReads(t *testing.T) {
+	w := &convexity.Whitebox{Mu: 1, Trace: 2, Probes: 4, TopEigenvalue: 3, EigenMethod: convexity.EigenLanczos, PowerIters: 10, PowerTol: 1e-3}
+	b, err := json.Marshal(whiteboxToJSON(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j whiteboxJSON
+	if err := json.Unmarshal(b, &j); err != nil || *j.whitebox() != *w {
+		t.Fatalf("%s read back as %+v (%v)", b, j.whitebox(), err)
+	}
+	old := strings.Replace(string(b), `"eigen_method":"lanczos",`, "", 1)
+	if old == string(b) {
+		t.Fatalf("no eigen_method in %s", b)
+	}
+	var o whiteboxJSON
+	if err := json.Unmarshal([]byte(old), &o); err != nil || o.whitebox().EigenMethod != convexity.EigenPower || o.whitebox().TopEigenvalue != 3 {
+		t.Errorf("a record without a method %s read as %+v (%v)", old, o.whitebox(), err)
+	}
+	if v := whiteboxValues(w); v[len(v)-1] != convexity.EigenLanczos || whiteboxColumns[len(v)-1] != "whitebox_eigen_method" {
+		t.Errorf("the evaluations table's last record column %s = %v", whiteboxColumns[len(v)-1], v[len(v)-1])
+	}
+}
