@@ -3,10 +3,12 @@ package ahsc
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/stats"
 )
@@ -105,6 +107,7 @@ func BeyondMarkdown(command string, runs ...StoredRun) ([]byte, error) {
 	var rules []ruleRow
 	var corrs []corrRow
 	var ids []string
+	settings := map[string]map[string]bool{}
 	for _, sr := range runs {
 		sel := sr.Result.Table("selections")
 		ev := sr.Result.Table("evaluations")
@@ -114,6 +117,7 @@ func BeyondMarkdown(command string, runs ...StoredRun) ([]byte, error) {
 		ids = append(ids, fmt.Sprint(sr.ID))
 		rules = append(rules, ruleRows(sel)...)
 		corrs = append(corrs, corrRows(ev)...)
+		recordSettings(ev, settings)
 	}
 	if len(ids) == 0 {
 		return nil, nil
@@ -132,7 +136,7 @@ func BeyondMarkdown(command string, runs ...StoredRun) ([]byte, error) {
 	b.WriteString("\nThe study (issue 55), one run per dataset, under the clean protocol (under the authors' the Bayesmark refit's " +
 		"validation data is its training data, where the regularizer is 0 by construction): " + BeyondStudy + "\n")
 	writeRuleSection(&b, rules)
-	writeCorrSection(&b, corrs)
+	writeCorrSection(&b, corrs, settings)
 	return b.Bytes(), nil
 }
 
@@ -332,6 +336,56 @@ func beyondVerdict(rules []ruleRow, corrs []corrRow) string {
 	return a + " " + signalsVerdict(corrs)
 }
 
+// recordSettings adds the estimators' settings of ev's records to settings (column → the
+// values it takes), so that the page says how the signals it correlates were computed.
+func recordSettings(ev *experiments.Table, settings map[string]map[string]bool) {
+	for _, col := range []string{"whitebox_probes", "whitebox_eigen_method", "whitebox_power_iters", "whitebox_rows"} {
+		if ev.Column(col) < 0 {
+			continue
+		}
+		for i := range ev.Rows {
+			if math.IsNaN(ev.Float(i, "whitebox_mu")) {
+				continue
+			}
+			v := ev.String(i, col)
+			if col == "whitebox_eigen_method" && v == "" {
+				v = convexity.EigenPower
+			}
+			if settings[col] == nil {
+				settings[col] = map[string]bool{}
+			}
+			settings[col][v] = true
+		}
+	}
+}
+
+// settingsText is the sentence of recordSettings' values: "tr H by Hutchinson with 4
+// Rademacher probes, λ_max by power iteration (at most 10 products), on 256 rows of each
+// split".
+func settingsText(settings map[string]map[string]bool) string {
+	vals := func(col string) string {
+		v := slices.Sorted(maps.Keys(settings[col]))
+		if len(v) == 0 {
+			return "?"
+		}
+		return strings.Join(v, " or ")
+	}
+	method := map[string]string{convexity.EigenPower: "power iteration", convexity.EigenLanczos: "Lanczos from the first probe"}
+	var ms []string
+	for _, m := range slices.Sorted(maps.Keys(settings["whitebox_eigen_method"])) {
+		if d, ok := method[m]; ok {
+			m = d
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		ms = []string{"?"}
+	}
+	return fmt.Sprintf("The records' estimators: tr H by Hutchinson with %s Rademacher probes, λ_max by %s (at most %s Hessian-vector "+
+		"products), both on the first %s rows of the training split (convexity.WhiteboxOptions).", vals("whitebox_probes"),
+		strings.Join(ms, " and "), vals("whitebox_power_iters"), vals("whitebox_rows"))
+}
+
 // diffOf is a row's paired differences, Eq. 7 − validation.
 func diffOf(r ruleRow) []float64 {
 	d := make([]float64, len(r.val))
@@ -429,11 +483,12 @@ func writeRuleSection(b *bytes.Buffer, rules []ruleRow) {
 	}
 }
 
-func writeCorrSection(b *bytes.Buffer, corrs []corrRow) {
+func writeCorrSection(b *bytes.Buffer, corrs []corrRow, settings map[string]map[string]bool) {
 	b.WriteString("\n## (b) White-box signals against generalization\n\n" +
 		"Spearman's ρ across every recorded trial of a dataset (every method's full trainings), with its bootstrap 95% interval " +
 		"(pairs resampled, percentile, " + fmt.Sprint(spearmanResamples) + " resamples, seed 1), the t-test p-value and its " +
-		"Benjamini–Hochberg adjustment over every row (not two-stage: see the code's adjustCorrs). The gaps are positive when validation flatters the model.\n\n" +
+		"Benjamini–Hochberg adjustment over every row (not two-stage: see the code's adjustCorrs). The gaps are positive when validation flatters the model. " +
+		settingsText(settings) + "\n\n" +
 		"| dataset | signal | against | n | ρ [95% CI] | p | adjusted p |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range corrs {
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s |\n", c.dataset, c.signal, c.target, c.n,

@@ -47,6 +47,9 @@ func TestBeyondVerdict(t *testing.T) {
 	if !strings.Contains(string(none), "**Selection by Eq. 7: no effect.**") {
 		t.Errorf("identical choices: %s", firstLines(none))
 	}
+	if want := "The records' estimators: tr H by Hutchinson with 4 Rademacher probes, λ_max by Lanczos from the first probe (at most 10 Hessian-vector products), both on the first 256 rows of the training split"; !strings.Contains(string(none), want) {
+		t.Errorf("the page does not say how the signals were estimated (%q)", want)
+	}
 	if !strings.Contains(string(none), "Paired, the 95% interval of the mean difference excludes 0 on none of the 1 groups.") {
 		t.Errorf("identical choices, paired: %s", firstLines(none))
 	}
