@@ -125,6 +125,69 @@ func TestPoolArgmaxVector(t *testing.T) {
 	}
 }
 
+// TestPoolArgmaxRowVector compares the gathering argmax (vec.ArgMaxRowF32) with the scalar
+// loop on every window the 2×2 kernel does not take: kernels 1–4, strides 1–3, padding up to
+// half the window (with the odd extra row and column), planes 1–19 a side, with ties, NaNs
+// (first in a window too), infinities, signed zeros and subnormals.
+func TestPoolArgmaxRowVector(t *testing.T) {
+	if !vecAvailable() {
+		t.Skip("this CPU lacks AVX2/FMA: no vector argmax to compare")
+	}
+	rng := rand.New(rand.NewPCG(9, 11))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0,
+		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 1e-40}
+	tried := 0
+	for tried < 400 {
+		k, s := 1+rng.IntN(4), 1+rng.IntN(3)
+		h, w := 1+rng.IntN(19), 1+rng.IntN(19)
+		g := Geometry{StrideH: s, StrideW: 1 + rng.IntN(3), PadH: rng.IntN(k/2 + 1), PadW: rng.IntN(k/2 + 1)}
+		if 2*(g.PadH+1) <= k {
+			g.ExtraBottom = rng.IntN(2)
+		}
+		if 2*(g.PadW+1) <= k {
+			g.ExtraRight = rng.IntN(2)
+		}
+		win, err := newWindow([]int{2, 3, h, w}, k, k, g, true)
+		if err != nil {
+			continue
+		}
+		tried++
+		x := make([]float32, 2*3*h*w)
+		for i := range x {
+			switch r := rng.IntN(40); {
+			case r < 3:
+				x[i] = specials[rng.IntN(len(specials))]
+			case r < 30:
+				x[i] = float32(rng.IntN(4) - 2) // many ties
+			default:
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		if rng.IntN(2) == 0 {
+			x[0] = float32(math.NaN()) // the first window's first element
+		}
+		op := &poolOp{base: base{dt: tensor.Float32, out: win.poolShape()}, w: win, kind: poolArgmax}
+		xv := denseF32(x, 2, 3, h, w)
+		gv, err := poolArgmaxDo[float32](op, nil, xv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		haveVec = false
+		wv, err := poolArgmaxDo[float32](op, nil, xv)
+		haveVec = vecAvailable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := Elements[float32](gv)
+		want, _ := Elements[float32](wv)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: window %d: index %v, want %v", win, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 func denseF32(d []float32, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 }

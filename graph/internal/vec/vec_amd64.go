@@ -53,3 +53,13 @@ func DotF32(a, b *float32, n int) float32
 
 //go:noescape
 func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32)
+
+// ArgMaxRowF32 finds one row of max-pool windows' first largest elements, eight windows at a
+// time by masked gathers: out[o] for o < n is the plane index, as a float32, of the first
+// largest element in row-major order of the window over plane rows row … row+rows−1 (all
+// inside the plane) and columns col0 + o·sw + k, k < kw, where columns outside 0 … width−1 are
+// padding, never read. A later element replaces the maximum only if greater (so a NaN never
+// does, and a first NaN stays). Plane indices must be below 2^24.
+//
+//go:noescape
+func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int)

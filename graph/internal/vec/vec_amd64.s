@@ -538,3 +538,96 @@ ScalarDivF32_8:
 ScalarDivF32_done:
 	VZEROUPPER
 	RET
+
+DATA ·argLanes+0(SB)/4, $0
+DATA ·argLanes+4(SB)/4, $1
+DATA ·argLanes+8(SB)/4, $2
+DATA ·argLanes+12(SB)/4, $3
+DATA ·argLanes+16(SB)/4, $4
+DATA ·argLanes+20(SB)/4, $5
+DATA ·argLanes+24(SB)/4, $6
+DATA ·argLanes+28(SB)/4, $7
+GLOBL ·argLanes(SB), RODATA|NOPTR, $32
+
+// func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int)
+//
+// One row of max-pool windows, eight at a time: out[o] (o < n) is the plane index of the
+// first largest element, in row-major order, of the window whose rows are row … row+rows−1 of
+// the plane (all inside it) and whose columns are col0 + o·sw + k for k < kw, those outside
+// 0 … width−1 being padding, as a float32. The first in-plane element of a window is its
+// initial maximum and a later one replaces it only if greater (an ordered comparison: a NaN
+// never replaces, and an initial NaN is never replaced), as the scalar loop does. Elements are
+// read by masked gathers, so padding is never read.
+TEXT ·ArgMaxRowF32(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ plane+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ row+24(FP), AX
+	MOVQ rows+32(FP), R8
+	MOVQ width+40(FP), R9
+	MOVQ kw+48(FP), R10
+	MOVQ sw+56(FP), R11
+	MOVQ col0+64(FP), R12
+	IMULQ R9, AX                 // the first row's offset in the plane
+	VMOVDQU ·argLanes(SB), Y15   // lane numbers
+	VMOVQ R11, X14               // (X14 and Y14 are scratch; Y0 holds the maxima)
+	VPBROADCASTD X14, Y14
+	VPMULLD Y14, Y15, Y13        // lane·sw
+	VMOVQ R9, X14
+	VPBROADCASTD X14, Y12        // width
+	VPCMPEQD Y11, Y11, Y11       // −1 in every lane
+	MOVQ R11, BX
+	SHLQ $3, BX                  // 8·sw: the next eight windows' first column
+amr_chunk:
+	CMPQ CX, $0
+	JLE amr_done
+	VMOVQ CX, X14
+	VPBROADCASTD X14, Y10
+	VPCMPGTD Y15, Y10, Y10       // active: lane < windows left
+	VMOVQ R12, X14
+	VPBROADCASTD X14, Y9
+	VPADDD Y13, Y9, Y9           // each window's first column
+	VXORPS Y0, Y0, Y0            // best
+	VPXOR Y1, Y1, Y1             // at
+	VPXOR Y2, Y2, Y2             // have: some in-plane element seen
+	MOVQ AX, R13
+	MOVQ R8, R14
+amr_row:
+	TESTQ R14, R14
+	JEQ amr_store
+	VMOVQ R13, X14
+	VPBROADCASTD X14, Y8          // the row's offset
+	VMOVDQA Y9, Y3               // column of tap 0
+	MOVQ R10, DX
+amr_tap:
+	VPCMPGTD Y11, Y3, Y4         // col > −1
+	VPCMPGTD Y3, Y12, Y5         // width > col
+	VPAND Y5, Y4, Y4
+	VPAND Y10, Y4, Y4            // valid
+	VPADDD Y8, Y3, Y5            // plane index
+	VMOVDQA Y4, Y6
+	VXORPS Y7, Y7, Y7
+	VGATHERDPS Y6, (SI)(Y5*4), Y7
+	VCMPPS $14, Y0, Y7, Y6       // e > best
+	VPAND Y4, Y6, Y6
+	VPANDN Y4, Y2, Y14           // valid and nothing seen yet
+	VPOR Y14, Y6, Y6             // take
+	VBLENDVPS Y6, Y7, Y0, Y0
+	VBLENDVPS Y6, Y5, Y1, Y1
+	VPOR Y4, Y2, Y2
+	VPSUBD Y11, Y3, Y3           // next column
+	DECQ DX
+	JNZ amr_tap
+	ADDQ R9, R13
+	DECQ R14
+	JMP amr_row
+amr_store:
+	VCVTDQ2PS Y1, Y1
+	VMASKMOVPS Y1, Y10, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	ADDQ BX, R12
+	JMP amr_chunk
+amr_done:
+	VZEROUPPER
+	RET

@@ -24,6 +24,10 @@ func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float3
 	panic("vec: no kernels")
 }
 
+func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int) {
+	panic("vec: no kernels")
+}
+
 func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool { panic("vec: no kernels") }
 func AdamProductF32(p, m, v *float32, n, seq int, a *float32, k int, b *float32, ldb int, c *[7]float32, flags int) bool {
 	panic("vec: no kernels")
