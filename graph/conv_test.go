@@ -445,3 +445,54 @@ func BenchmarkPoolCIFAR(b *testing.B) {
 		})
 	}
 }
+
+// TestIm2colTapVector compares the gathering layout of strided taps (vec.Im2colTapF32) with
+// the scalar loop, bit for bit, on strides 2–3, kernels 1–7, padding up to 3 and maps whose
+// output rows are 8 to 20 wide, through the batched path's column blocks at an offset, with
+// NaNs, infinities, signed zeros and subnormals among the pixels and NaN in the workspace
+// (every element must be written).
+func TestIm2colTapVector(t *testing.T) {
+	if !vecAvailable() {
+		t.Skip("this CPU lacks AVX2/FMA: no vector layout to compare")
+	}
+	rng := rand.New(rand.NewPCG(5, 53))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
+	for tried := 0; tried < 300; {
+		k, s, p := 1+rng.IntN(7), 2+rng.IntN(2), rng.IntN(4)
+		h, wd := 1+rng.IntN(40), 14+rng.IntN(30)
+		w, err := newWindow(tensor.Shape{1, 1 + rng.IntN(3), h, wd}, k, 1+rng.IntN(7),
+			Geometry{StrideH: 1 + rng.IntN(3), StrideW: s, PadH: p, PadW: rng.IntN(4)}, false)
+		if err != nil || w.OW < 8 {
+			continue
+		}
+		tried++
+		img := make([]float32, w.C*w.H*w.W)
+		for i := range img {
+			img[i] = float32(rng.NormFloat64())
+			if rng.IntN(20) == 0 {
+				img[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		taps := w.liveTaps()
+		np := w.OH * w.OW
+		col0 := rng.IntN(3) * np
+		ld := col0 + np + rng.IntN(5)
+		run := func(vector bool) []float32 {
+			cols := make([]float32, w.C*len(taps)*ld)
+			for i := range cols {
+				cols[i] = float32(math.NaN())
+			}
+			haveVec = vector
+			im2colTaps(w, taps, img, cols, ld, col0)
+			haveVec = vecAvailable()
+			return cols
+		}
+		got, want := run(true), run(false)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: element %d (row %d, column %d) is %v, want %v", w, i, i/ld, i%ld, got[i], want[i])
+			}
+		}
+	}
+}

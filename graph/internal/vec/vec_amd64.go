@@ -63,3 +63,10 @@ func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float3
 //
 //go:noescape
 func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int)
+
+// Im2colTapF32 lays out one tap of a strided convolution's windows by masked gathers:
+// dst[r·n + c] = src[r·lds + c·sw + col0] for lo ≤ c < hi, and +0 (padding, never read) for
+// the other c < n, for every r < rows. Indices must fit in 32 bits.
+//
+//go:noescape
+func Im2colTapF32(dst, src *float32, rows, n, lo, hi, sw, col0, lds int)

@@ -631,3 +631,71 @@ amr_store:
 amr_done:
 	VZEROUPPER
 	RET
+
+// func Im2colTapF32(dst, src *float32, rows, n, lo, hi, sw, col0, lds int)
+//
+// One kernel tap of a strided convolution's im2col, eight columns at a time by masked
+// gathers: dst[r·n + c] = src[r·lds + c·sw + col0] for lo ≤ c < hi and +0 for the other c < n
+// (padding, never read), for r < rows. Indices must fit in 32 bits.
+TEXT ·Im2colTapF32(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ n+24(FP), R9
+	MOVQ lo+32(FP), R10
+	MOVQ hi+40(FP), R11
+	MOVQ sw+48(FP), R12
+	MOVQ col0+56(FP), R13
+	MOVQ lds+64(FP), R14
+	VMOVDQU ·argLanes(SB), Y15   // lane numbers
+	VMOVQ R12, X14
+	VPBROADCASTD X14, Y14
+	VPMULLD Y14, Y15, Y13        // lane·sw
+	VPSLLD $3, Y14, Y6           // 8·sw
+	DECQ R10
+	VMOVQ R10, X14
+	VPBROADCASTD X14, Y12        // lo − 1
+	VMOVQ R11, X14
+	VPBROADCASTD X14, Y11        // hi
+	MOVL $8, AX
+	VMOVQ AX, X14
+	VPBROADCASTD X14, Y7         // 8
+	XORQ AX, AX                  // r·lds
+imt_row:
+	TESTQ R8, R8
+	JEQ imt_done
+	LEAQ (AX)(R13*1), DX
+	VMOVQ DX, X14
+	VPBROADCASTD X14, Y9
+	VPADDD Y13, Y9, Y9           // source index of column c (lane c)
+	VMOVDQA Y15, Y8              // c
+	MOVQ R9, CX                  // columns left
+imt_chunk:
+	CMPQ CX, $0
+	JLE imt_next
+	VPCMPGTD Y12, Y8, Y4         // c ≥ lo
+	VPCMPGTD Y8, Y11, Y5         // c < hi
+	VPAND Y5, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VGATHERDPS Y4, (SI)(Y9*4), Y0
+	CMPQ CX, $8
+	JLT imt_tail
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	VPADDD Y7, Y8, Y8
+	VPADDD Y6, Y9, Y9
+	JMP imt_chunk
+imt_tail:
+	VMOVQ CX, X14
+	VPBROADCASTD X14, Y5
+	VPCMPGTD Y15, Y5, Y5         // lane < columns left
+	VMASKMOVPS Y0, Y5, (DI)
+	LEAQ (DI)(CX*4), DI
+imt_next:
+	ADDQ R14, AX
+	DECQ R8
+	JMP imt_row
+imt_done:
+	VZEROUPPER
+	RET
