@@ -70,3 +70,10 @@ func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int)
 //
 //go:noescape
 func Im2colTapF32(dst, src *float32, rows, n, lo, hi, sw, col0, lds int)
+
+// Im2colTableF32 lays out c channels of an image through a gather table, by masked gathers:
+// dst[(ch·l + t)·ldd + p] = img[ch·hw + e] for e = tab[t·np + p] ≥ 0, and +0 (padding, never
+// read) for e < 0, for every channel ch < c, tap t < l and position p < np.
+//
+//go:noescape
+func Im2colTableF32(dst *float32, ldd int, img *float32, hw int, tab *int32, c, l, np int)

@@ -699,3 +699,65 @@ imt_next:
 imt_done:
 	VZEROUPPER
 	RET
+
+// func Im2colTableF32(dst *float32, ldd int, img *float32, hw int, tab *int32, c, l, np int)
+//
+// im2col through a gather table, eight positions at a time by masked gathers: for channel
+// ch < c, tap t < l and position p < np, dst[(ch·l + t)·ldd + p] = img[ch·hw + e] where
+// e = tab[t·np + p] ≥ 0, and +0 (padding, never read) where e < 0.
+TEXT ·Im2colTableF32(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ img+16(FP), SI
+	MOVQ hw+24(FP), R9
+	SHLQ $2, R9
+	MOVQ tab+32(FP), R10
+	MOVQ c+40(FP), R11
+	MOVQ l+48(FP), R12
+	MOVQ np+56(FP), R13
+	VMOVDQU ·argLanes(SB), Y15   // lane numbers
+	VPCMPEQD Y14, Y14, Y14       // −1
+itab_ch:
+	TESTQ R11, R11
+	JEQ itab_done
+	MOVQ R10, R14                // the tap's table row
+	MOVQ R12, CX                 // taps left
+itab_tap:
+	TESTQ CX, CX
+	JEQ itab_nextch
+	MOVQ DI, AX
+	MOVQ R14, BX
+	MOVQ R13, DX                 // positions left
+itab_chunk:
+	CMPQ DX, $0
+	JLE itab_nexttap
+	VMOVQ DX, X13
+	VPBROADCASTD X13, Y13
+	VPCMPGTD Y15, Y13, Y13       // active: lane < positions left
+	VPMASKMOVD (BX), Y13, Y1     // table entries
+	VPCMPGTD Y14, Y1, Y2         // entry > −1
+	VPAND Y13, Y2, Y2
+	VXORPS Y0, Y0, Y0
+	VGATHERDPS Y2, (SI)(Y1*4), Y0
+	CMPQ DX, $8
+	JLT itab_tail
+	VMOVUPS Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	SUBQ $8, DX
+	JMP itab_chunk
+itab_tail:
+	VMASKMOVPS Y0, Y13, (AX)
+itab_nexttap:
+	ADDQ R8, DI
+	LEAQ (R14)(R13*4), R14
+	DECQ CX
+	JMP itab_tap
+itab_nextch:
+	ADDQ R9, SI
+	DECQ R11
+	JMP itab_ch
+itab_done:
+	VZEROUPPER
+	RET

@@ -30,6 +30,10 @@ func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int) {
 
 func Im2colTapF32(dst, src *float32, rows, n, lo, hi, sw, col0, lds int) { panic("vec: no kernels") }
 
+func Im2colTableF32(dst *float32, ldd int, img *float32, hw int, tab *int32, c, l, np int) {
+	panic("vec: no kernels")
+}
+
 func AdamF32(p, gr, m, v *float32, n int, c *[7]float32, wd, hat int) bool { panic("vec: no kernels") }
 func AdamProductF32(p, m, v *float32, n, seq int, a *float32, k int, b *float32, ldb int, c *[7]float32, flags int) bool {
 	panic("vec: no kernels")
