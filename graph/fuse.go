@@ -181,10 +181,7 @@ func expandPattern[T Float](l *leafPattern, src []T, s, e int, dst []T) {
 		n := min(l.run-in, e-i)
 		out := dst[i-s:][:n]
 		if l.inner == 0 {
-			v := src[base]
-			for j := range out {
-				out[j] = v
-			}
+			fill(out, src[base])
 		} else {
 			copy(out, src[base+in:])
 		}

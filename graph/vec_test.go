@@ -191,3 +191,27 @@ func TestPoolArgmaxRowVector(t *testing.T) {
 func denseF32(d []float32, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 }
+
+// TestFill checks fill (vec.FillF32 for runs of 16 or more) on every length to 70 with
+// values whose bits must survive (a NaN payload, −0, a subnormal), and that it writes nothing
+// past the run.
+func TestFill(t *testing.T) {
+	for _, v := range []float32{math.Float32frombits(0x7fc01234), float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, 3.5} {
+		for n := 0; n <= 70; n++ {
+			buf := make([]float32, n+9)
+			for i := range buf {
+				buf[i] = 7
+			}
+			fill(buf[:n], v)
+			for i, e := range buf {
+				want := float32(7)
+				if i < n {
+					want = v
+				}
+				if math.Float32bits(e) != math.Float32bits(want) {
+					t.Fatalf("fill of %d with %v: element %d is %v", n, v, i, e)
+				}
+			}
+		}
+	}
+}

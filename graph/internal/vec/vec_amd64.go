@@ -51,6 +51,11 @@ func SumF32(x *float32, n int) float32
 //go:noescape
 func DotF32(a, b *float32, n int) float32
 
+// FillF32 sets y[i] = v for i < n (a broadcast operand's run, a channel's value over its map).
+//
+//go:noescape
+func FillF32(y *float32, v float32, n int)
+
 //go:noescape
 func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32)
 

@@ -761,3 +761,29 @@ itab_nextch:
 itab_done:
 	VZEROUPPER
 	RET
+
+// func FillF32(y *float32, v float32, n int): y[i] = v for i < n (n a multiple of 8).
+TEXT ·FillF32(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	VBROADCASTSS v+8(FP), Y0
+	MOVQ n+16(FP), CX
+fill_32:
+	CMPQ CX, $32
+	JLT fill_8
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y0, 32(DI)
+	VMOVUPS Y0, 64(DI)
+	VMOVUPS Y0, 96(DI)
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP fill_32
+fill_8:
+	CMPQ CX, $8
+	JLT fill_done
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP fill_8
+fill_done:
+	VZEROUPPER
+	RET
