@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -213,5 +214,55 @@ func TestFill(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestExpandPatternChannels compares expandPattern's per-channel path (a channel's value over
+// its map, image after image) with the pattern's definition (offset) on maps of 1 to 20
+// elements, 1 to 9 channels and every block [s, e) boundary, in both element types.
+func TestExpandPatternChannels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 7))
+	for range 300 {
+		n, c, run := 1+rng.IntN(4), 1+rng.IntN(9), 1+rng.IntN(20)
+		l := leafPattern{run: run, outer: []int{n, c}, strides: []int{0, 1 + rng.IntN(2)}}
+		src := make([]float32, c*l.strides[1])
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		total := n * c * run
+		s := rng.IntN(total)
+		e := s + 1 + rng.IntN(total-s)
+		got := make([]float32, e-s)
+		expandPattern(&l, src, s, e, got)
+		got64 := make([]float64, e-s)
+		src64 := make([]float64, len(src))
+		for i, v := range src {
+			src64[i] = float64(v)
+		}
+		expandPattern(&l, src64, s, e, got64)
+		for i := s; i < e; i++ {
+			want := src[l.offset(i)]
+			if math.Float32bits(got[i-s]) != math.Float32bits(want) || got64[i-s] != float64(want) {
+				t.Fatalf("%+v [%d, %d): element %d is %v (%v), want %v", l, s, e, i, got[i-s], got64[i-s], want)
+			}
+		}
+	}
+}
+
+// BenchmarkExpandPatternChannels expands a per-channel operand of 50×256×2×2 (runs of 4) and
+// 50×512×1×1 (runs of 1) in fused kernels' 256-element blocks.
+func BenchmarkExpandPatternChannels(b *testing.B) {
+	for _, s := range [][3]int{{50, 256, 4}, {50, 512, 1}, {50, 64, 64}} {
+		l := leafPattern{run: s[2], outer: []int{s[0], s[1]}, strides: []int{0, 1}}
+		src := make([]float32, s[1])
+		dst := make([]float32, 256)
+		total := s[0] * s[1] * s[2]
+		b.Run(fmt.Sprintf("%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			for range b.N {
+				for i := 0; i < total; i += 256 {
+					expandPattern(&l, src, i, min(i+256, total), dst)
+				}
+			}
+		})
 	}
 }
