@@ -91,9 +91,12 @@ func gemmDense[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 // kernel's (AVX-512's 48 on a CPU that has it, else AVX2's 24), so that no piece leaves a strip
 // to the narrower kernel (pieces of three 24-column blocks, as a 64×576 filter gradient's were,
 // ran a third of their columns through Kern4x24 at half Kern8x48Z's speed). It follows the
-// CPU, not HYPERFLAT_SIMD, so that the switch changes no bits; the kernels sum every element in
-// the same order whatever their width. Float64 products keep 24 (their kernels are 12 wide,
-// and the BLAS, which may round by a piece's width, computes them under OpenBLAS).
+// CPU, not HYPERFLAT_SIMD, so that the switch changes no bits. The 24- and 48-wide kernels
+// sum an element alike, and a product's last n mod 24 columns, which the narrower ones sum
+// (Kern4x8, Kern8x16ZN: not to the same bits), are the same columns either way; only a last
+// piece narrower than 24 columns may change between the BLAS and the kernels. Float64
+// products keep 24 (their kernels are 12 wide, and the BLAS, which may round by a piece's
+// width, computes them under OpenBLAS).
 var pieceCols = map[bool]int{false: 24, true: 48}[kern.HasAVX512]
 
 // colPiece is the block of columns a product of T split by columns is split in.
