@@ -397,6 +397,17 @@ func poolArgmaxDo[T Float](op *poolOp, dst, xv G.Value) (G.Value, error) {
 				}
 				continue
 			}
+			if o32, ok := f32s(out); ok {
+				// eight windows at a time by masked gathers (on random activations the
+				// scalar loop's comparisons are branch mispredictions), the same indices
+				p := any(plane).([]float32)
+				for oh := 0; oh < OH; oh++ {
+					ih0 := oh*w.SH - w.PH
+					khLo, khHi := max(0, -ih0), min(w.KH, H-ih0)
+					vec.ArgMaxRowF32(p32(o32[oh*OW:]), p32(p), OW, ih0+khLo, khHi-khLo, W, w.KW, w.SW, -w.PW)
+				}
+				continue
+			}
 			for oh := 0; oh < OH; oh++ {
 				ih0 := oh*w.SH - w.PH
 				khLo, khHi := max(0, -ih0), min(w.KH, H-ih0)

@@ -248,39 +248,53 @@ func TestLiveTaps(t *testing.T) {
 	}
 }
 
-// BenchmarkConvKinds times each convolution kind on ResNet-18's 3×3 shapes at batch 50
+// BenchmarkConvKinds times each convolution kind on ResNet-18's 3×3 shapes at batch 50 (8×8: the CIFAR net's first stage)
 // (HYPERFLAT_CONV=image for the per-image path).
 func BenchmarkConvKinds(b *testing.B) {
-	for _, s := range [][4]int{{64, 7, 7, 64}, {128, 4, 4, 128}, {256, 2, 2, 256}, {512, 1, 1, 512}} {
-		w, err := newWindow(tensor.Shape{50, s[0], s[1], s[2]}, 3, 3, Geometry{PadH: 1, PadW: 1}, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		F := s[3]
-		rng := rand.New(rand.NewPCG(1, 1))
-		x := asDense[float32](randSlice(rng, w.inShape().TotalSize()), w.inShape())
-		filt := asDense[float32](randSlice(rng, w.filterShape(F).TotalSize()), w.filterShape(F))
-		g := asDense[float32](randSlice(rng, w.outShape(F).TotalSize()), w.outShape(F))
-		for kind := convFwd; kind <= convBackW; kind++ {
-			in := [...][2]*tensor.Dense{{x, filt}, {g, filt}, {x, g}}[kind]
-			out := [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind]
-			op := &convOp{w: w, f: F, kind: kind, taps: w.liveTaps(), batched: w.useBatched() && convPath != "image"}
-			op.plan()
-			op.out, op.dt = out, tensor.Float32
-			dst := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(out...))
-			b.Run(fmt.Sprintf("%s/%dx%dx%d", convNames[kind], s[0], s[1], s[2]), func(b *testing.B) {
-				b.ReportAllocs()
-				c0 := cpuSecondsNow()
-				for i := 0; i < b.N; i++ {
-					if _, err := convDo[float32](op, dst, in[0], in[1]); err != nil {
-						b.Fatal(err)
-					}
+	for _, s := range [][4]int{{64, 8, 8, 64}, {64, 7, 7, 64}, {128, 4, 4, 128}, {256, 2, 2, 256}, {512, 1, 1, 512}} {
+		benchConvKinds(b, "", tensor.Shape{50, s[0], s[1], s[2]}, s[3], 3, Geometry{PadH: 1, PadW: 1})
+	}
+}
+
+// BenchmarkConvStride2 times each convolution kind on the CIFAR ResNet-18's strided shapes at
+// batch 50: the 7×7 stem on 3×32×32, the stages' first 3×3 and their 1×1 downsamples.
+func BenchmarkConvStride2(b *testing.B) {
+	benchConvKinds(b, "k7s2/", tensor.Shape{50, 3, 32, 32}, 64, 7, Geometry{StrideH: 2, StrideW: 2, PadH: 3, PadW: 3})
+	for _, s := range [][4]int{{64, 8, 8, 128}, {128, 4, 4, 256}, {256, 2, 2, 512}} {
+		benchConvKinds(b, "k3s2/", tensor.Shape{50, s[0], s[1], s[2]}, s[3], 3, Geometry{StrideH: 2, StrideW: 2, PadH: 1, PadW: 1})
+		benchConvKinds(b, "k1s2/", tensor.Shape{50, s[0], s[1], s[2]}, s[3], 1, Geometry{StrideH: 2, StrideW: 2})
+	}
+}
+
+func benchConvKinds(b *testing.B, tag string, in tensor.Shape, F, k int, g Geometry) {
+	w, err := newWindow(in, k, k, g, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := [3]int{in[1], in[2], in[3]}
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := asDense[float32](randSlice(rng, w.inShape().TotalSize()), w.inShape())
+	filt := asDense[float32](randSlice(rng, w.filterShape(F).TotalSize()), w.filterShape(F))
+	dy := asDense[float32](randSlice(rng, w.outShape(F).TotalSize()), w.outShape(F))
+	for kind := convFwd; kind <= convBackW; kind++ {
+		in := [...][2]*tensor.Dense{{x, filt}, {dy, filt}, {x, dy}}[kind]
+		out := [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind]
+		op := &convOp{w: w, f: F, kind: kind, taps: w.liveTaps(), batched: w.useBatched() && convPath != "image"}
+		op.plan()
+		op.out, op.dt = out, tensor.Float32
+		dst := tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(out...))
+		b.Run(fmt.Sprintf("%s/%s%dx%dx%d", convNames[kind], tag, s[0], s[1], s[2]), func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := cpuSecondsNow()
+			for i := 0; i < b.N; i++ {
+				if _, err := convDo[float32](op, dst, in[0], in[1]); err != nil {
+					b.Fatal(err)
 				}
-				flops := 2.0 * float64(w.N*F*w.OH*w.OW*w.C*len(op.taps))
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				b.ReportMetric((cpuSecondsNow()-c0)/float64(b.N)*1e3, "cpu-ms/op")
-			})
-		}
+			}
+			flops := 2.0 * float64(w.N*F*w.OH*w.OW*w.C*len(op.taps))
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric((cpuSecondsNow()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+		})
 	}
 }
 
@@ -387,4 +401,151 @@ func f32Slice(x []float64) []float32 {
 		y[i] = float32(e)
 	}
 	return y
+}
+
+// BenchmarkPoolCIFAR times the CIFAR ResNet-18's max-pool (3×3, stride 2, padding 1 over
+// 50×64×16×16) forward (argmax, gather) and backward (scatter).
+func BenchmarkPoolCIFAR(b *testing.B) {
+	w, err := newWindow(tensor.Shape{50, 64, 16, 16}, 3, 3, Geometry{StrideH: 2, StrideW: 2, PadH: 1, PadW: 1}, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := asDense[float32](randSlice(rng, w.inShape().TotalSize()), w.inShape())
+	arg := &poolOp{base: base{dt: tensor.Float32, out: w.poolShape()}, w: w, kind: poolArgmax}
+	idx, err := poolArgmaxDo[float32](arg, nil, x)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := asDense[float32](randSlice(rng, w.poolShape().TotalSize()), w.poolShape())
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"argmax", func() error { _, err := poolArgmaxDo[float32](arg, idx, x); return err }},
+		{"gather", func() error {
+			op := &poolOp{base: base{dt: tensor.Float32, out: w.poolShape()}, w: w, kind: poolGatherK}
+			_, err := poolMoveDo[float32](op, g, idx, x)
+			return err
+		}},
+		{"scatter", func() error {
+			op := &poolOp{base: base{dt: tensor.Float32, out: w.inShape()}, w: w, kind: poolScatterK}
+			_, err := poolMoveDo[float32](op, x, idx, g)
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			c0 := cpuSecondsNow()
+			for i := 0; i < b.N; i++ {
+				if err := c.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSecondsNow()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+		})
+	}
+}
+
+// TestIm2colTapVector compares the gathering layout of strided taps (vec.Im2colTapF32) with
+// the scalar loop, bit for bit, on strides 2–3, kernels 1–7, padding up to 3 and maps whose
+// output rows are 8 to 20 wide, through the batched path's column blocks at an offset, with
+// NaNs, infinities, signed zeros and subnormals among the pixels and NaN in the workspace
+// (every element must be written).
+func TestIm2colTapVector(t *testing.T) {
+	if !vecAvailable() {
+		t.Skip("this CPU lacks AVX2/FMA: no vector layout to compare")
+	}
+	rng := rand.New(rand.NewPCG(5, 53))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
+	for tried := 0; tried < 300; {
+		k, s, p := 1+rng.IntN(7), 2+rng.IntN(2), rng.IntN(4)
+		h, wd := 1+rng.IntN(40), 14+rng.IntN(30)
+		w, err := newWindow(tensor.Shape{1, 1 + rng.IntN(3), h, wd}, k, 1+rng.IntN(7),
+			Geometry{StrideH: 1 + rng.IntN(3), StrideW: s, PadH: p, PadW: rng.IntN(4)}, false)
+		if err != nil || w.OW < 8 {
+			continue
+		}
+		tried++
+		img := make([]float32, w.C*w.H*w.W)
+		for i := range img {
+			img[i] = float32(rng.NormFloat64())
+			if rng.IntN(20) == 0 {
+				img[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		taps := w.liveTaps()
+		np := w.OH * w.OW
+		col0 := rng.IntN(3) * np
+		ld := col0 + np + rng.IntN(5)
+		run := func(vector bool) []float32 {
+			cols := make([]float32, w.C*len(taps)*ld)
+			for i := range cols {
+				cols[i] = float32(math.NaN())
+			}
+			haveVec = vector
+			im2colTaps(w, taps, img, cols, ld, col0)
+			haveVec = vecAvailable()
+			return cols
+		}
+		got, want := run(true), run(false)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: element %d (row %d, column %d) is %v, want %v", w, i, i/ld, i%ld, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestIm2colTableVector compares the gathering layout through a table (vec.Im2colTableF32)
+// with the scalar loop, bit for bit, on small output maps (1–16 positions, ResNet's strided
+// 4×4, 2×2 and 1×1 ones among them) of kernels 1–5, strides 1–3 and padding up to 2, columns at
+// an offset, with specials among the pixels and NaN in the workspace.
+func TestIm2colTableVector(t *testing.T) {
+	if !vecAvailable() {
+		t.Skip("this CPU lacks AVX2/FMA: no vector layout to compare")
+	}
+	rng := rand.New(rand.NewPCG(5, 54))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
+	for tried := 0; tried < 300; {
+		k := 1 + rng.IntN(5)
+		w, err := newWindow(tensor.Shape{1, 1 + rng.IntN(20), 1 + rng.IntN(9), 1 + rng.IntN(9)}, k, 1+rng.IntN(5),
+			Geometry{StrideH: 1 + rng.IntN(3), StrideW: 1 + rng.IntN(3), PadH: rng.IntN(3), PadW: rng.IntN(3)}, false)
+		if err != nil {
+			continue
+		}
+		taps := w.liveTaps()
+		tab := w.gatherTable(taps)
+		if tab == nil || len(taps) == 0 {
+			continue
+		}
+		tried++
+		img := make([]float32, w.C*w.H*w.W)
+		for i := range img {
+			img[i] = float32(rng.NormFloat64())
+			if rng.IntN(20) == 0 {
+				img[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		np := w.OH * w.OW
+		col0 := rng.IntN(3) * np
+		ld := col0 + np + rng.IntN(5)
+		run := func(vector bool) []float32 {
+			cols := make([]float32, w.C*len(taps)*ld)
+			for i := range cols {
+				cols[i] = float32(math.NaN())
+			}
+			haveVec = vector
+			im2colTable(w, tab, len(taps), img, cols, ld, col0)
+			haveVec = vecAvailable()
+			return cols
+		}
+		got, want := run(true), run(false)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: element %d (row %d, column %d) is %v, want %v", w, i, i/ld, i%ld, got[i], want[i])
+			}
+		}
+	}
 }

@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/hyperflat/hyperflat/graph/internal/vec"
+
 // The batched convolution path. Image by image (convDo's default), a convolution whose output
 // map is small is a sequence of matrix products with few columns: on ResNet's last stage the
 // map is 1×1, every per-image product has one column, and the filter gradient is 50 rank-1
@@ -357,6 +359,11 @@ func (w window) gatherTable(taps []int) []int32 {
 // im2colTable is im2colTaps through a gather table.
 func im2colTable[T Float](w window, tab []int32, L int, img, cols []T, ld, col0 int) {
 	np, hw := w.OH*w.OW, w.H*w.W
+	if c32, ok := f32s(cols); ok && w.C > 0 && L > 0 && len(img) < 1<<31 {
+		// a gather at a time, every channel and tap in one call (the maps are 1–16 pixels)
+		vec.Im2colTableF32(p32(c32[col0:]), ld, p32(any(img).([]float32)), hw, &tab[0], w.C, L, np)
+		return
+	}
 	for c := 0; c < w.C; c++ {
 		plane := img[c*hw:][:hw]
 		for t := 0; t < L; t++ {

@@ -346,6 +346,19 @@ func im2colTap[T Float](w window, plane, dst []T, kh, kw int) {
 	lo := max(ceilDiv(w.PW-kw, w.SW), 0)
 	hi := min(floorDiv(w.W-1+w.PW-kw, w.SW)+1, w.OW)
 	hi = max(hi, lo)
+	if d32, ok := f32s(dst); ok && w.SW > 1 && w.OW >= 8 && len(plane) < 1<<31 {
+		// strided reads a gather at a time (the CIFAR stem's 7×7 stride-2 taps: a scalar
+		// loop moved them at a few cycles an element); the same copies and zeros
+		ohLo := max(ceilDiv(w.PH-kh, w.SH), 0)
+		ohHi := max(min(floorDiv(w.H-1+w.PH-kh, w.SH)+1, w.OH), ohLo)
+		clear0(d32[:ohLo*w.OW])
+		clear0(d32[ohHi*w.OW:])
+		if ohHi > ohLo {
+			p := any(plane).([]float32)[(ohLo*w.SH-w.PH+kh)*w.W:]
+			vec.Im2colTapF32(p32(d32[ohLo*w.OW:]), p32(p), ohHi-ohLo, w.OW, lo, hi, w.SW, kw-w.PW, w.SH*w.W)
+		}
+		return
+	}
 	for oh := 0; oh < w.OH; oh++ {
 		seg := dst[oh*w.OW:][:w.OW]
 		ih := oh*w.SH - w.PH + kh

@@ -170,6 +170,29 @@ func expandPattern[T Float](l *leafPattern, src []T, s, e int, dst []T) {
 		}
 		return
 	}
+	if l.inner == 0 && nd == 2 && l.strides[0] == 0 {
+		// a channel's value over its map, image after image (batch norm's statistics and
+		// parameters): the channel counts up and wraps, without the odometer's bookkeeping,
+		// which on 2×2 and 1×1 maps cost more than the stores
+		C, st := l.outer[1], l.strides[1]
+		c, in := (s/l.run)%C, s%l.run
+		for i := s; i < e; {
+			n := min(l.run-in, e-i)
+			out := dst[i-s:][:n]
+			if v := src[c*st]; n >= 16 {
+				fill(out, v)
+			} else {
+				for j := range out {
+					out[j] = v
+				}
+			}
+			i, in = i+n, 0
+			if c++; c == C {
+				c = 0
+			}
+		}
+		return
+	}
 	base, r := 0, s/l.run
 	for d := nd - 1; d >= 0; d-- {
 		idx[d] = r % l.outer[d]
@@ -181,10 +204,7 @@ func expandPattern[T Float](l *leafPattern, src []T, s, e int, dst []T) {
 		n := min(l.run-in, e-i)
 		out := dst[i-s:][:n]
 		if l.inner == 0 {
-			v := src[base]
-			for j := range out {
-				out[j] = v
-			}
+			fill(out, src[base])
 		} else {
 			copy(out, src[base+in:])
 		}

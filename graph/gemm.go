@@ -69,10 +69,11 @@ func gemmDense[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 				}
 			})
 		} else {
-			_, _, pieces := pieceBounds(n, 24, 0)
+			cb := colPiece[T]()
+			_, _, pieces := pieceBounds(n, cb, 0)
 			parallelFor(pieces, 1, func(lo, hi int) {
 				for q := lo; q < hi; q++ {
-					c0, c1, _ := pieceBounds(n, 24, q)
+					c0, c1, _ := pieceBounds(n, cb, q)
 					bo := c0
 					if tb {
 						bo = c0 * k
@@ -84,6 +85,26 @@ func gemmDense[T Float](ta, tb bool, m, n, k int, a, b []T, beta T, c []T) {
 		return
 	}
 	gemmLD(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n)
+}
+
+// pieceCols is the block of columns a float32 product split by columns is split in: the widest
+// kernel's (AVX-512's 48 on a CPU that has it, else AVX2's 24), so that no piece leaves a strip
+// to the narrower kernel (pieces of three 24-column blocks, as a 64×576 filter gradient's were,
+// ran a third of their columns through Kern4x24 at half Kern8x48Z's speed). It follows the
+// CPU, not HYPERFLAT_SIMD, so that the switch changes no bits. The 24- and 48-wide kernels
+// sum an element alike, and a product's last n mod 24 columns, which the narrower ones sum
+// (Kern4x8, Kern8x16ZN: not to the same bits), are the same columns either way; only a last
+// piece narrower than 24 columns may change between the BLAS and the kernels. Float64
+// products keep 24 (their kernels are 12 wide, and the BLAS, which may round by a piece's
+// width, computes them under OpenBLAS).
+var pieceCols = map[bool]int{false: 24, true: 48}[kern.HasAVX512]
+
+// colPiece is the block of columns a product of T split by columns is split in.
+func colPiece[T Float]() int {
+	if _, ok := any(T(0)).(float32); ok {
+		return pieceCols
+	}
+	return 24
 }
 
 // pieceBounds are the bounds of piece q of the gemmPieces pieces (or fewer) that gemmSupport
@@ -118,7 +139,7 @@ func kernelsWhole[T Float](ta, tb bool, m, n, k int) bool {
 				return false
 			}
 		} else {
-			lo, hi, pieces = pieceBounds(n, 24, q)
+			lo, hi, pieces = pieceBounds(n, colPiece[T](), q)
 			if !kernels(m, hi-lo) {
 				return false
 			}

@@ -177,10 +177,7 @@ func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error)
 		for i := 0; i < op.out[0]; i++ {
 			img := y[i*c*hw:][:c*hw]
 			for ch, e := range x[:c] {
-				row := img[ch*hw:][:hw]
-				for j := range row {
-					row[j] = e
-				}
+				fill(img[ch*hw:][:hw], e)
 			}
 		}
 		return v, nil
@@ -190,10 +187,7 @@ func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error)
 	walk(op.out, [][]int{rowMajorStrides(op.out), ks}, []int{0, 0}, func(o []int, n int) {
 		row := y[o[0] : o[0]+n]
 		if inner == 0 {
-			c := x[o[1]]
-			for i := range row {
-				row[i] = c
-			}
+			fill(row, x[o[1]])
 			return
 		}
 		copy(row, x[o[1]:o[1]+n])

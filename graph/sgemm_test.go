@@ -249,7 +249,7 @@ func TestKernelsWholeSameBits(t *testing.T) {
 		got := make([]float32, s.m*s.n)
 		gemmSupport(s.ta, s.tb, s.m, s.n, s.k, a, b, 0, got, nil, nil, nil)
 		want := make([]float32, s.m*s.n)
-		_, _, pieces := pieceBounds(s.n, 24, 0) // as gemmSupport splits: rows when m ≥ n, else columns
+		_, _, pieces := pieceBounds(s.n, pieceCols, 0) // as gemmSupport splits: rows when m ≥ n, else columns
 		if s.m >= s.n {
 			_, _, pieces = pieceBounds(s.m, 8, 0)
 		}
@@ -262,7 +262,7 @@ func TestKernelsWholeSameBits(t *testing.T) {
 				}
 				gemmLD(s.ta, s.tb, r1-r0, s.n, s.k, a[ao:], lda, b, ldb, 0, want[r0*s.n:], s.n)
 			} else {
-				c0, c1, _ := pieceBounds(s.n, 24, q)
+				c0, c1, _ := pieceBounds(s.n, pieceCols, q)
 				bo := c0
 				if s.tb {
 					bo = c0 * s.k
@@ -283,5 +283,34 @@ func TestKernelsWholeSameBits(t *testing.T) {
 	}
 	if kernelsWhole[float32](false, true, 4, 1024, 1024) { // pieces: dot products, or the BLAS
 		t.Error("4×1024×1024 with B transposed: kernelsWhole")
+	}
+}
+
+// TestPieceColsSameBits: splitting a product by columns in pieces of 48 (pieceCols on an
+// AVX-512 CPU) rather than 24 gives the same bits on the CIFAR ResNet-18's filter gradients
+// (m filters × n = channels·taps over k = batch·pixels, B transposed), where each piece's
+// columns take the kernels, or the BLAS, either way: the kernels sum in the same order at
+// every width.
+func TestPieceColsSameBits(t *testing.T) {
+	if !haveSgemmKernels {
+		t.Skip("no AVX2/FMA")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer func(c int) { pieceCols = c }(pieceCols)
+	rng := rand.New(rand.NewPCG(53, 48))
+	for _, s := range [][3]int{{64, 147, 12800}, {64, 576, 3200}, {128, 576, 800}, {128, 1152, 800}, {256, 1152, 200}, {256, 2304, 200}, {40, 1000, 300}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b := normals(rng, m*k), normals(rng, n*k)
+		var got [2][]float32
+		for i, w := range []int{24, 48} {
+			pieceCols = w
+			got[i] = make([]float32, m*n)
+			gemmSupport(false, true, m, n, k, a, b, 0, got[i], nil, nil, nil)
+		}
+		for i := range got[0] {
+			if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
+				t.Fatalf("%v: element %d = %v in pieces of 24 columns, %v of 48", s, i, got[0][i], got[1][i])
+			}
+		}
 	}
 }

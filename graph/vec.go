@@ -103,3 +103,16 @@ func vecSum[T Float](x []T) (T, bool) {
 }
 
 func vecAvailable() bool { return vec.Available }
+
+// fill sets every element of s to v: through the vector kernel for float32 runs of at least 16
+// (a channel's value over its 4×4 map or more), which a scalar loop stores one at a time.
+func fill[T Float](s []T, v T) {
+	if s32, ok := f32s(s); ok && len(s) >= 16 {
+		n8 := len(s) &^ 7
+		vec.FillF32(p32(s32), float32(v), n8)
+		s = s[n8:]
+	}
+	for i := range s {
+		s[i] = v
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -174,7 +175,8 @@ func TestPaperChecksAgainstTorch(t *testing.T) {
 // the spread (p90/median, as bench/compare computes it) of both times over the steps after
 // the first three. On a loaded machine the wall time measures the run queue as much as the
 // step; the CPU time and the faults are what the step itself does (issue 53's two clusters
-// were faults on fresh heap pages, which show in both).
+// were faults on fresh heap pages, which show in both). STEP_PROFILE=file writes a CPU
+// profile of the steps after the first three.
 func TestStepTimes(t *testing.T) {
 	name := os.Getenv("STEP_TIMES")
 	if name == "" {
@@ -196,6 +198,7 @@ func TestStepTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("load average at start %s", loadavg())
+	stop := profileSteps(t, os.Getenv("STEP_PROFILE"))
 	var wall, cpu, faults []float64
 	gcs := uint32(0)
 	for i := 0; i < count; i++ {
@@ -211,13 +214,53 @@ func TestStepTimes(t *testing.T) {
 		runtime.ReadMemStats(&m1)
 		t.Logf("step %2d: %8.1f ms wall %8.1f ms cpu %8.1f MB allocated %6d faults %2d GCs, heap %6.1f MB", i, el, (c1-c0)*1e3,
 			float64(m1.TotalAlloc-m0.TotalAlloc)/1e6, f1-f0, m1.NumGC-m0.NumGC, float64(m1.HeapAlloc)/1e6)
+		if i == 2 {
+			stop.start()
+		}
 		if i >= 3 { // the first steps size buffers and fault in the heap
 			wall, cpu, faults = append(wall, el), append(cpu, (c1-c0)*1e3), append(faults, float64(f1-f0))
 			gcs += m1.NumGC - m0.NumGC
 		}
 	}
+	stop.stop()
 	t.Logf("steps 3–%d: wall median %.1f ms, p90/median %.2f; cpu median %.1f ms, p90/median %.2f; median %.0f faults a step, %d GCs; load average at end %s",
 		count-1, stats.Median(wall), spread(wall), stats.Median(cpu), spread(cpu), stats.Median(faults), gcs, loadavg())
+}
+
+// stepProfile writes a CPU profile of the steps after the first three (STEP_PROFILE=file):
+// whole-test profiles count the first steps, which size buffers and fault in pages.
+type stepProfile struct {
+	t    *testing.T
+	path string
+	f    *os.File
+}
+
+func profileSteps(t *testing.T, path string) *stepProfile { return &stepProfile{t: t, path: path} }
+
+func (p *stepProfile) start() {
+	if p.path == "" {
+		return
+	}
+	f, err := os.Create(p.path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		p.t.Fatal(err)
+	}
+	p.f = f
+}
+
+func (p *stepProfile) stop() {
+	if p.f == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	if err := p.f.Close(); err != nil {
+		p.t.Error(err)
+	}
+	p.f = nil
 }
 
 // usage is this process's user and system CPU time in seconds and its minor page faults.

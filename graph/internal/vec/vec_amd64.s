@@ -538,3 +538,252 @@ ScalarDivF32_8:
 ScalarDivF32_done:
 	VZEROUPPER
 	RET
+
+DATA ·argLanes+0(SB)/4, $0
+DATA ·argLanes+4(SB)/4, $1
+DATA ·argLanes+8(SB)/4, $2
+DATA ·argLanes+12(SB)/4, $3
+DATA ·argLanes+16(SB)/4, $4
+DATA ·argLanes+20(SB)/4, $5
+DATA ·argLanes+24(SB)/4, $6
+DATA ·argLanes+28(SB)/4, $7
+GLOBL ·argLanes(SB), RODATA|NOPTR, $32
+
+// func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int)
+//
+// One row of max-pool windows, eight at a time: out[o] (o < n) is the plane index of the
+// first largest element, in row-major order, of the window whose rows are row … row+rows−1 of
+// the plane (all inside it) and whose columns are col0 + o·sw + k for k < kw, those outside
+// 0 … width−1 being padding, as a float32. The first in-plane element of a window is its
+// initial maximum and a later one replaces it only if greater (an ordered comparison: a NaN
+// never replaces, and an initial NaN is never replaced), as the scalar loop does. Elements are
+// read by masked gathers, so padding is never read.
+TEXT ·ArgMaxRowF32(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ plane+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ row+24(FP), AX
+	MOVQ rows+32(FP), R8
+	MOVQ width+40(FP), R9
+	MOVQ kw+48(FP), R10
+	MOVQ sw+56(FP), R11
+	MOVQ col0+64(FP), R12
+	IMULQ R9, AX                 // the first row's offset in the plane
+	VMOVDQU ·argLanes(SB), Y15   // lane numbers
+	VMOVQ R11, X14               // (X14 and Y14 are scratch; Y0 holds the maxima)
+	VPBROADCASTD X14, Y14
+	VPMULLD Y14, Y15, Y13        // lane·sw
+	VMOVQ R9, X14
+	VPBROADCASTD X14, Y12        // width
+	VPCMPEQD Y11, Y11, Y11       // −1 in every lane
+	MOVQ R11, BX
+	SHLQ $3, BX                  // 8·sw: the next eight windows' first column
+amr_chunk:
+	CMPQ CX, $0
+	JLE amr_done
+	VMOVQ CX, X14
+	VPBROADCASTD X14, Y10
+	VPCMPGTD Y15, Y10, Y10       // active: lane < windows left
+	VMOVQ R12, X14
+	VPBROADCASTD X14, Y9
+	VPADDD Y13, Y9, Y9           // each window's first column
+	VXORPS Y0, Y0, Y0            // best
+	VPXOR Y1, Y1, Y1             // at
+	VPXOR Y2, Y2, Y2             // have: some in-plane element seen
+	MOVQ AX, R13
+	MOVQ R8, R14
+amr_row:
+	TESTQ R14, R14
+	JEQ amr_store
+	VMOVQ R13, X14
+	VPBROADCASTD X14, Y8          // the row's offset
+	VMOVDQA Y9, Y3               // column of tap 0
+	MOVQ R10, DX
+amr_tap:
+	VPCMPGTD Y11, Y3, Y4         // col > −1
+	VPCMPGTD Y3, Y12, Y5         // width > col
+	VPAND Y5, Y4, Y4
+	VPAND Y10, Y4, Y4            // valid
+	VPADDD Y8, Y3, Y5            // plane index
+	VMOVDQA Y4, Y6
+	VXORPS Y7, Y7, Y7
+	VGATHERDPS Y6, (SI)(Y5*4), Y7
+	VCMPPS $14, Y0, Y7, Y6       // e > best
+	VPAND Y4, Y6, Y6
+	VPANDN Y4, Y2, Y14           // valid and nothing seen yet
+	VPOR Y14, Y6, Y6             // take
+	VBLENDVPS Y6, Y7, Y0, Y0
+	VBLENDVPS Y6, Y5, Y1, Y1
+	VPOR Y4, Y2, Y2
+	VPSUBD Y11, Y3, Y3           // next column
+	DECQ DX
+	JNZ amr_tap
+	ADDQ R9, R13
+	DECQ R14
+	JMP amr_row
+amr_store:
+	VCVTDQ2PS Y1, Y1
+	VMASKMOVPS Y1, Y10, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	ADDQ BX, R12
+	JMP amr_chunk
+amr_done:
+	VZEROUPPER
+	RET
+
+// func Im2colTapF32(dst, src *float32, rows, n, lo, hi, sw, col0, lds int)
+//
+// One kernel tap of a strided convolution's im2col, eight columns at a time by masked
+// gathers: dst[r·n + c] = src[r·lds + c·sw + col0] for lo ≤ c < hi and +0 for the other c < n
+// (padding, never read), for r < rows. Indices must fit in 32 bits.
+TEXT ·Im2colTapF32(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ n+24(FP), R9
+	MOVQ lo+32(FP), R10
+	MOVQ hi+40(FP), R11
+	MOVQ sw+48(FP), R12
+	MOVQ col0+56(FP), R13
+	MOVQ lds+64(FP), R14
+	VMOVDQU ·argLanes(SB), Y15   // lane numbers
+	VMOVQ R12, X14
+	VPBROADCASTD X14, Y14
+	VPMULLD Y14, Y15, Y13        // lane·sw
+	VPSLLD $3, Y14, Y6           // 8·sw
+	DECQ R10
+	VMOVQ R10, X14
+	VPBROADCASTD X14, Y12        // lo − 1
+	VMOVQ R11, X14
+	VPBROADCASTD X14, Y11        // hi
+	MOVL $8, AX
+	VMOVQ AX, X14
+	VPBROADCASTD X14, Y7         // 8
+	XORQ AX, AX                  // r·lds
+imt_row:
+	TESTQ R8, R8
+	JEQ imt_done
+	LEAQ (AX)(R13*1), DX
+	VMOVQ DX, X14
+	VPBROADCASTD X14, Y9
+	VPADDD Y13, Y9, Y9           // source index of column c (lane c)
+	VMOVDQA Y15, Y8              // c
+	MOVQ R9, CX                  // columns left
+imt_chunk:
+	CMPQ CX, $0
+	JLE imt_next
+	VPCMPGTD Y12, Y8, Y4         // c ≥ lo
+	VPCMPGTD Y8, Y11, Y5         // c < hi
+	VPAND Y5, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VGATHERDPS Y4, (SI)(Y9*4), Y0
+	CMPQ CX, $8
+	JLT imt_tail
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	VPADDD Y7, Y8, Y8
+	VPADDD Y6, Y9, Y9
+	JMP imt_chunk
+imt_tail:
+	VMOVQ CX, X14
+	VPBROADCASTD X14, Y5
+	VPCMPGTD Y15, Y5, Y5         // lane < columns left
+	VMASKMOVPS Y0, Y5, (DI)
+	LEAQ (DI)(CX*4), DI
+imt_next:
+	ADDQ R14, AX
+	DECQ R8
+	JMP imt_row
+imt_done:
+	VZEROUPPER
+	RET
+
+// func Im2colTableF32(dst *float32, ldd int, img *float32, hw int, tab *int32, c, l, np int)
+//
+// im2col through a gather table, eight positions at a time by masked gathers: for channel
+// ch < c, tap t < l and position p < np, dst[(ch·l + t)·ldd + p] = img[ch·hw + e] where
+// e = tab[t·np + p] ≥ 0, and +0 (padding, never read) where e < 0.
+TEXT ·Im2colTableF32(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ img+16(FP), SI
+	MOVQ hw+24(FP), R9
+	SHLQ $2, R9
+	MOVQ tab+32(FP), R10
+	MOVQ c+40(FP), R11
+	MOVQ l+48(FP), R12
+	MOVQ np+56(FP), R13
+	VMOVDQU ·argLanes(SB), Y15   // lane numbers
+	VPCMPEQD Y14, Y14, Y14       // −1
+itab_ch:
+	TESTQ R11, R11
+	JEQ itab_done
+	MOVQ R10, R14                // the tap's table row
+	MOVQ R12, CX                 // taps left
+itab_tap:
+	TESTQ CX, CX
+	JEQ itab_nextch
+	MOVQ DI, AX
+	MOVQ R14, BX
+	MOVQ R13, DX                 // positions left
+itab_chunk:
+	CMPQ DX, $0
+	JLE itab_nexttap
+	VMOVQ DX, X13
+	VPBROADCASTD X13, Y13
+	VPCMPGTD Y15, Y13, Y13       // active: lane < positions left
+	VPMASKMOVD (BX), Y13, Y1     // table entries
+	VPCMPGTD Y14, Y1, Y2         // entry > −1
+	VPAND Y13, Y2, Y2
+	VXORPS Y0, Y0, Y0
+	VGATHERDPS Y2, (SI)(Y1*4), Y0
+	CMPQ DX, $8
+	JLT itab_tail
+	VMOVUPS Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $32, BX
+	SUBQ $8, DX
+	JMP itab_chunk
+itab_tail:
+	VMASKMOVPS Y0, Y13, (AX)
+itab_nexttap:
+	ADDQ R8, DI
+	LEAQ (R14)(R13*4), R14
+	DECQ CX
+	JMP itab_tap
+itab_nextch:
+	ADDQ R9, SI
+	DECQ R11
+	JMP itab_ch
+itab_done:
+	VZEROUPPER
+	RET
+
+// func FillF32(y *float32, v float32, n int): y[i] = v for i < n (n a multiple of 8).
+TEXT ·FillF32(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	VBROADCASTSS v+8(FP), Y0
+	MOVQ n+16(FP), CX
+fill_32:
+	CMPQ CX, $32
+	JLT fill_8
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y0, 32(DI)
+	VMOVUPS Y0, 64(DI)
+	VMOVUPS Y0, 96(DI)
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP fill_32
+fill_8:
+	CMPQ CX, $8
+	JLT fill_done
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP fill_8
+fill_done:
+	VZEROUPPER
+	RET

@@ -20,7 +20,19 @@ func SumF32(x *float32, n int) float32                      { panic("vec: no ker
 
 func DotF32(a, b *float32, n int) float32 { panic("vec: no kernels") }
 
+func FillF32(y *float32, v float32, n int) { panic("vec: no kernels") }
+
 func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32) {
+	panic("vec: no kernels")
+}
+
+func ArgMaxRowF32(out, plane *float32, n, row, rows, width, kw, sw, col0 int) {
+	panic("vec: no kernels")
+}
+
+func Im2colTapF32(dst, src *float32, rows, n, lo, hi, sw, col0, lds int) { panic("vec: no kernels") }
+
+func Im2colTableF32(dst *float32, ldd int, img *float32, hw int, tab *int32, c, l, np int) {
 	panic("vec: no kernels")
 }
 
