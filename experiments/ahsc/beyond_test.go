@@ -176,3 +176,22 @@ func TestBeyondCorrelationsAdjusted(t *testing.T) {
 		t.Errorf("p = 0.125 adjusted to %g: significant", rows[23].adjusted)
 	}
 }
+
+// TestBeyondCost: section (c) sums the records' seconds (40 × 0.01 s) against the cells'
+// (0.44 s a repeat × 10 repeats) and gives the record's share of the rest, 0.4 / 4.0.
+func TestBeyondCost(t *testing.T) {
+	res := syntheticBeyond(10, 0, 1e6)
+	rt := experiments.Table{Name: "runtime", Columns: []string{"dataset", "method", "mean_seconds", "ahsc_share"}}
+	rt.Add("toy", "random", 0.44, 1.0)
+	res.Tables = append(res.Tables, rt)
+	md, err := BeyondMarkdown("cmd", StoredRun{ID: 1, Result: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| toy | random | 40 | 0.4 | 4.4 | 10.0% |"; !strings.Contains(string(md), want) || !strings.Contains(string(md), "**Cost:** the record took 10% of the rest of a search's time (section c), under the 15% target everywhere.") {
+		t.Errorf("the cost section lacks %q:\n%s", want, md)
+	}
+	if md, _ := BeyondMarkdown("cmd", StoredRun{ID: 1, Result: syntheticBeyond(10, 0, 1e6)}); strings.Contains(string(md), "## (c)") {
+		t.Error("a cost section without the runs' runtime")
+	}
+}
