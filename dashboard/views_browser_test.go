@@ -311,3 +311,31 @@ func TestBrowserViews(t *testing.T) {
 	}
 	t.Logf("%d requests, all to %s; screenshots in %s", len(c.requests), ts.URL, dir)
 }
+
+// TestBrowserSingleEvaluationHistory: a run of one evaluation per method (freedman's fits)
+// draws its history as visible points with a note saying there is no history, not as lines of
+// one point each, which ECharts draws as nothing.
+func TestBrowserSingleEvaluationHistory(t *testing.T) {
+	bin, ok := chromium()
+	if !ok {
+		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")
+	}
+	ts, st := serve(t, freedmanStore(t), Config{})
+	runs, err := st.Runs(context.Background())
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v, %v", runs, err)
+	}
+	c := startCDP(t, bin)
+	c.navigate(fmt.Sprintf("%s/runs/%d", ts.URL, runs[0].ID))
+	c.truthy("the history chart drawn", chartPoints("history")+" > 0", 20*time.Second)
+	var types string
+	c.eval(`window.hyperflatCharts["history"].getOption().series.map((s) => s.type).join(",")`, &types)
+	if types != "scatter,scatter" {
+		t.Errorf("history series types %q, want one scatter per method", types)
+	}
+	var note string
+	c.eval(`document.getElementById("chart-history").closest("section, div.view, div").parentElement.textContent`, &note)
+	if !strings.Contains(note, "One evaluation per method, so no search history") {
+		t.Errorf("the history's note does not say there is no history: %.300q", note)
+	}
+}

@@ -220,10 +220,8 @@ func Table1Markdown(command string, inProgress []RunProgress, ao *AuthorsOutputs
 		"as the paper), the paper's value in parentheses, n the repeats with a result, and the calls of the objective each search made "+
 		"(full-fidelity evaluations: BOHB's lower rungs and AHSC's one-epoch screenings are not counted). The methods' budgets differ, "+
 		"as in the authors' code (on the Bayesmark sets under the authors' protocol AHSC makes 15 calls and the black-box methods a budget "+
-		"of 45, BOHB's spent partly on lower rungs): "+
-		"[Equal budgets](#equal-budgets-every-method-at-ahscs-count-of-calls) scores every method at AHSC's count, and the Reading is "+
-		"counted from it. The protocols are described in "+
-		"[ahsc-protocol.md](ahsc-protocol.md). The stored runs themselves, every evaluation of every cell, are kept beside this page in "+
+		"of 45, BOHB's spent partly on lower rungs): [Equal budgets](#equal-budgets-every-method-at-ahscs-count-of-calls) scores "+
+		"every method at AHSC's count, and the Reading is counted from it. The protocols are described in [ahsc-protocol.md](ahsc-protocol.md). The stored runs themselves, every evaluation of every cell, are kept beside this page in "+
 		"[runs/](runs/), one gzip-compressed JSON-lines file per run written by `hyperflat export --dir`; the import in the command "+
 		"above rebuilds a store from them, which `hyperflat run ... --resume` continues. The CSV beside this page, table1.csv, has "+
 		"every cell with the intervals of its mean and median (`mean_ci_low`, `mean_ci_high`, ...) and its calls.\n", command,

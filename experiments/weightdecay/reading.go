@@ -39,12 +39,7 @@ func writeReading(b *strings.Builder, cells experiments.Table) {
 		count(&steadier, f("eq7_drop") < f("eq1_drop"))
 		count(&rho, f("spearman_rho") > 0)
 		count(&rhoTop, f("spearman_rho_top_zeta") > 0)
-		switch _, ok, byLimit := oracleBracket(cells, i); {
-		case !ok:
-			edge = append(edge, pairName(cells.String(i, "model"), cells.String(i, "dataset")))
-		case byLimit:
-			limit = append(limit, limitText(cells, i))
-		}
+		edge, limit = classifyBracket(cells, i, edge, limit)
 		count(&early, f("minnorm_ckpt_mean_step") < float64(cells.Int(i, "outer_steps")))
 		if paperBudget(cells, i) {
 			paper++
@@ -151,6 +146,18 @@ func zetaText(cells experiments.Table, i int, col string) string {
 		s += "; " + n
 	}
 	return s
+}
+
+// classifyBracket appends row i's pair to edge when the ζ grid does not bracket its
+// test-oracle choices, or its limitText to limit when only ζ → 0 does.
+func classifyBracket(cells experiments.Table, i int, edge, limit []string) ([]string, []string) {
+	switch _, ok, byLimit := oracleBracket(cells, i); {
+	case !ok:
+		edge = append(edge, pairName(cells.String(i, "model"), cells.String(i, "dataset")))
+	case byLimit:
+		limit = append(limit, limitText(cells, i))
+	}
+	return edge, limit
 }
 
 // bracketText says on how many of n pairs the ζ grid brackets every replicate's test-oracle ζ

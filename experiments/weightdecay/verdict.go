@@ -36,12 +36,7 @@ func verdict(cells experiments.Table, lines []headlineLine, bn []bnRow) string {
 			lo, hi = math.Min(lo, cells.Float(i, "eq1")), math.Max(hi, cells.Float(i, "eq1"))
 			maxSteps = max(maxSteps, cells.Int(i, "inner_steps")*cells.Int(i, "outer_steps"))
 		}
-		switch _, ok, byLimit := oracleBracket(cells, i); {
-		case !ok:
-			edge = append(edge, name)
-		case byLimit:
-			limit = append(limit, limitText(cells, i))
-		}
+		edge, limit = classifyBracket(cells, i, edge, limit)
 		if cells.Float(i, "eq7") > cells.Float(i, "eq1") {
 			e7e1++
 		}

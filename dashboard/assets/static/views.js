@@ -42,12 +42,16 @@
 
   function drawHistory(el, h, noteEl) {
     const series = [];
+    // One evaluation per method (a fit, not a search: freedman's runs) has no history; its
+    // values are drawn as points, which a line of one point would not show.
+    const single = h.methods.length > 0 && h.methods.every((m) => m.step.length <= 1);
     const palette = ["#5470c6", "#91cc75", "#3a3f4b", "#fc8452", "#17a2c8", "#fac858", "#9a60b4", "#ea7ccc", "#ee6666", "#73c0de"];
     for (const [mi, m] of h.methods.entries()) {
       const color = palette[mi % palette.length];
       const band = m.q75.map((x, i) => (x === null || m.q25[i] === null ? null : x - m.q25[i]));
-      series.push({ name: m.method, type: "line", data: m.step.map((s, i) => [s, m.median[i]]), showSymbol: false, z: 3, color });
-      if (m.repeats > 1) {
+      series.push({ name: m.method, type: single ? "scatter" : "line", data: m.step.map((s, i) => [s, m.median[i]]),
+        showSymbol: single, symbolSize: 10, z: 3, color });
+      if (m.repeats > 1 && !single) {
         series.push({ name: m.method, type: "line", stack: "band-" + m.method, data: m.step.map((s, i) => [s, m.q25[i]]),
           lineStyle: { opacity: 0 }, showSymbol: false, tooltip: { show: false }, silent: true, color });
         series.push({ name: m.method, type: "line", stack: "band-" + m.method, data: m.step.map((s, i) => [s, band[i]]),
@@ -67,6 +71,11 @@
     }, true);
     const n = h.methods.reduce((a, m) => Math.max(a, m.repeats), 0);
     el.dataset.repeats = h.methods.reduce((a, m) => a + m.repeats, 0);
+    if (single) {
+      setNote(noteEl, "One evaluation per method, so no search history: each point is a method's " + h.objective + " (" +
+        dir(h.higher) + "), the median over " + n + " repeats.");
+      return;
+    }
     setNote(noteEl, "Median of the best " + h.objective + " so far (" + dir(h.higher) + ") over " + n +
       " repeats per method, band from the 25th to the 75th percentile; full-fidelity evaluations only." +
       h.methods.map((m) => sampledNote(m.sampled, "steps")).join(""));
