@@ -235,10 +235,16 @@ func (c *Curvature) hutchinson(ctx context.Context, rng *rand.Rand, samples int,
 		sum += x
 		sumSq += x * x
 	}
+	return estimateFrom(sum, sumSq, samples), nil
+}
+
+// estimateFrom is the Estimate of samples draws whose sum and sum of squares are given: their
+// mean and its standard error (the unbiased variance over samples).
+func estimateFrom(sum, sumSq float64, samples int) Estimate {
 	n := float64(samples)
 	mean := sum / n
 	variance := math.Max(sumSq/n-mean*mean, 0) * n / (n - 1)
-	return Estimate{Mean: mean, StdErr: math.Sqrt(variance / n), Samples: samples}, nil
+	return Estimate{Mean: mean, StdErr: math.Sqrt(variance / n), Samples: samples}
 }
 
 // FrobeniusSq estimates ‖H‖_F² = E‖Hv‖² over Rademacher vectors v (Hutchinson).

@@ -57,10 +57,7 @@ func (c *Curvature) traceAndTop(ctx context.Context, rng *rand.Rand, probes, ite
 		sum += x
 		sumSq += x * x
 	}
-	n := float64(probes)
-	mean := sum / n
-	variance := math.Max(sumSq/n-mean*mean, 0) * n / (n - 1)
-	return Estimate{Mean: mean, StdErr: math.Sqrt(variance / n), Samples: probes}, top, nil
+	return estimateFrom(sum, sumSq, probes), top, nil
 }
 
 // rademacherBits fills v with independent ±1 entries, one bit of a 64-bit draw of rng each:

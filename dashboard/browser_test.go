@@ -54,6 +54,18 @@ func browse(t *testing.T, bin, url string, flags ...string) string {
 	return stdout.String()
 }
 
+// serveFreedman serves the package's stored freedman run and returns its page's URL and its
+// stored result.
+func serveFreedman(t *testing.T) (string, *experiments.Result) {
+	t.Helper()
+	ts, st := serve(t, freedmanStore(t), Config{})
+	runs, err := st.Runs(context.Background())
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v, %v", runs, err)
+	}
+	return fmt.Sprintf("%s/runs/%d", ts.URL, runs[0].ID), storedResult(t, st, runs[0].ID)
+}
+
 // TestBrowser: the run page, as headless Chromium renders it, holds the headline table's
 // values and the run's figures; screenshots of it are written as artifacts (run.png at the
 // 1280×900 of a laptop screen, run-full.png tall enough to show the figures).
@@ -62,13 +74,7 @@ func TestBrowser(t *testing.T) {
 	if !ok {
 		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")
 	}
-	ts, st := serve(t, freedmanStore(t), Config{})
-	runs, err := st.Runs(context.Background())
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %v, %v", runs, err)
-	}
-	res := storedResult(t, st, runs[0].ID)
-	url := fmt.Sprintf("%s/runs/%d", ts.URL, runs[0].ID)
+	url, res := serveFreedman(t)
 
 	dom := browse(t, bin, url, "--dump-dom")
 	summary := res.Table("summary")

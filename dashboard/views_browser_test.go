@@ -320,13 +320,9 @@ func TestBrowserSingleEvaluationHistory(t *testing.T) {
 	if !ok {
 		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")
 	}
-	ts, st := serve(t, freedmanStore(t), Config{})
-	runs, err := st.Runs(context.Background())
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %v, %v", runs, err)
-	}
+	url, _ := serveFreedman(t)
 	c := startCDP(t, bin)
-	c.navigate(fmt.Sprintf("%s/runs/%d", ts.URL, runs[0].ID))
+	c.navigate(url)
 	c.truthy("the history chart drawn", chartPoints("history")+" > 0", 20*time.Second)
 	var types string
 	c.eval(`window.hyperflatCharts["history"].getOption().series.map((s) => s.type).join(",")`, &types)
