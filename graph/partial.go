@@ -38,13 +38,18 @@ func (p *Program) RunChanged(ctx context.Context, changed ...*G.Node) error {
 	if !p.complete || p.lazy != nil || len(p.promises) > 0 {
 		return p.runKeeping(ctx, nil)
 	}
+	return p.runKeeping(ctx, cachedMask(idx, &p.keep, &p.keptFor, p.keepMask))
+}
+
+// cachedMask is build's mask of the node indices idx (sorted and deduplicated), cached in
+// *mask for *builtFor: the same set asked again, as every product of one estimate asks, reuses it.
+func cachedMask(idx []int, mask *[]bool, builtFor *[]int, build func([]int) []bool) []bool {
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
-	if p.keep == nil || !slices.Equal(idx, p.keptFor) {
-		p.keep = p.keepMask(idx)
-		p.keptFor = idx
+	if *mask == nil || !slices.Equal(idx, *builtFor) {
+		*mask, *builtFor = build(idx), idx
 	}
-	return p.runKeeping(ctx, p.keep)
+	return *mask
 }
 
 // keepMask marks the nodes that depend on none of the inputs at the indices changed.
@@ -89,13 +94,7 @@ func (p *Program) RunFor(ctx context.Context, nodes ...*G.Node) error {
 	if p.lazy != nil || len(p.promises) > 0 {
 		return p.runKeeping(ctx, nil)
 	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	if p.skip == nil || !slices.Equal(idx, p.skipFor) {
-		p.skip = p.skipMask(idx)
-		p.skipFor = idx
-	}
-	err := p.runKeeping(ctx, p.skip)
+	err := p.runKeeping(ctx, cachedMask(idx, &p.skip, &p.skipFor, p.skipMask))
 	p.complete = false
 	return err
 }

@@ -117,18 +117,28 @@
       sampledNote(v.sampled, "trials"));
   }
 
+  // chartDiv is box's chart element whose data-KIND is key, made when missing, and marked kept;
+  // pruneCharts removes (and disposes) the charts of box not kept, those of a previous draw.
+  function chartDiv(box, keep, kind, key) {
+    let div = box.querySelector("[data-" + kind + '="' + CSS.escape(key) + '"]');
+    if (!div) {
+      div = document.createElement("div");
+      div.className = "chart";
+      div.dataset[kind] = key;
+      box.appendChild(div);
+    }
+    keep.add(div);
+    return div;
+  }
+  function pruneCharts(box, keep) {
+    for (const div of [...box.children]) if (!keep.has(div)) { echarts.getInstanceByDom(div)?.dispose(); div.remove(); }
+  }
+
   function drawSlices(box, v, noteEl) {
     const k = v.params.length;
     const keep = new Set();
     v.params.forEach((p, i) => {
-      let div = box.querySelector('[data-param="' + CSS.escape(p.name) + '"]');
-      if (!div) {
-        div = document.createElement("div");
-        div.className = "chart";
-        div.dataset.param = p.name;
-        box.appendChild(div);
-      }
-      keep.add(div);
+      const div = chartDiv(box, keep, "param", p.name);
       const col = v.rows.map((r) => r[i]);
       const series = v.methods.map((m, mi) => ({
         name: m, type: "scatter", symbolSize: 4, large: true, largeThreshold: 1500,
@@ -145,7 +155,7 @@
         series,
       }, true);
     });
-    for (const div of [...box.children]) if (!keep.has(div)) { echarts.getInstanceByDom(div)?.dispose(); div.remove(); }
+    pruneCharts(box, keep);
     setNote(noteEl, "Each trial a point: " + v.objective + " (" + dir(v.higher) + ") against one hyperparameter, one colour per method." +
       sampledNote(v.sampled, "trials"));
   }
@@ -155,14 +165,7 @@
   function drawSignals(box, v, noteEl) {
     const keep = new Set();
     v.signals.forEach((sig, i) => {
-      let div = box.querySelector('[data-signal="' + CSS.escape(sig.field) + '"]');
-      if (!div) {
-        div = document.createElement("div");
-        div.className = "chart";
-        div.dataset.signal = sig.field;
-        box.appendChild(div);
-      }
-      keep.add(div);
+      const div = chartDiv(box, keep, "signal", sig.field);
       const xs = sig.points.map((p) => p[0]);
       chartOn(div, "signal:" + sig.field).setOption({
         animation: false,
@@ -176,7 +179,7 @@
           data: sig.points.filter((p) => p[2] === mi).map((p) => [p[0], p[1]]) })),
       }, true);
     });
-    for (const div of [...box.children]) if (!keep.has(div)) { echarts.getInstanceByDom(div)?.dispose(); div.remove(); }
+    pruneCharts(box, keep);
     setNote(noteEl, "Each fully trained trial a point: its white-box record (μ, Hessian trace, top eigenvalue, Eq. 7 regularizer) " +
       "against its " + v.target + ", one colour per method (" + v.methods.join(", ") + "); Spearman's ρ over the points." +
       v.signals.map((s) => sampledNote(s.sampled, "points")).join(""));
