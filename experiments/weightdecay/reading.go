@@ -2,6 +2,7 @@ package weightdecay
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,6 +182,12 @@ func bracketText(edge, limit []string, n int) string {
 // and the test accuracy of Eq. 1 and of Eq. 7 at its three smallest ζ (replicates' mean), the
 // spread the test oracle chooses from.
 func limitText(cells experiments.Table, i int) string {
+	smallest := math.Inf(1)
+	for _, f := range strings.Split(cells.String(i, "zetas"), ",") {
+		if z, err := strconv.ParseFloat(f, 64); err == nil {
+			smallest = math.Min(smallest, z)
+		}
+	}
 	return fmt.Sprintf("%s (penalty term at most %.2g at ζ %s; final test accuracy %s)", pairName(cells.String(i, "model"), cells.String(i, "dataset")),
-		cells.Float(i, "smallest_zeta_penalty"), strings.Split(cells.String(i, "zetas"), ",")[0], cells.String(i, "small_zeta_test_accs"))
+		cells.Float(i, "smallest_zeta_penalty"), zetaString(smallest), cells.String(i, "small_zeta_test_accs"))
 }

@@ -494,3 +494,13 @@ func TestChosenZetasInColour(t *testing.T) {
 		t.Errorf("%d ζ in colour, want %d", n, experiments.MaxSeries)
 	}
 }
+
+// TestLimitText: the pair's smallest ζ is read from the grid whatever its order.
+func TestLimitText(t *testing.T) {
+	cells := experiments.Table{Columns: []string{"model", "dataset", "zetas", "smallest_zeta_penalty", "small_zeta_test_accs"}}
+	cells.Add("resnet34", "mnist", "10,0.0001,1", 3.5e-8, "Eq. 1 0.284; ζ 0.0001 0.208, 1 0.254, 10 0.262")
+	want := "ResNet-34 / MNIST (penalty term at most 3.5e-08 at ζ 0.0001; final test accuracy Eq. 1 0.284; ζ 0.0001 0.208, 1 0.254, 10 0.262)"
+	if got := limitText(cells, 0); got != want {
+		t.Errorf("limitText = %q, want %q", got, want)
+	}
+}
