@@ -166,7 +166,7 @@ func TestEndpoints(t *testing.T) {
 		{"/static/style.css", "text/css", []string{"body"}},
 		{"/static/live.js", "text/javascript", []string{"EventSource"}},
 		{"/favicon.ico", "image/svg+xml", []string{"<svg"}},
-		{"/api/runs/1/views", "application/json", []string{`"experiment":"freedman"`, `"objective":"objective"`}},
+		{"/api/runs/1/views", "application/json", []string{`"experiment":"freedman"`, `"objective":"test_mse"`}},
 		{"/api/runs/1/history", "application/json", []string{`"methods":[{"method":"validation"`}},
 		{"/api/runs/1/trials?sort=test_mse", "application/json", []string{`"columns":["cell","key","method"`, `"test_mse"`}},
 		{"/compare?a=1&b=1", "text/html", []string{"Run 1 and run 1 side by side", `data-view="history"`}},

@@ -35,6 +35,9 @@ type analysisSpec struct {
 	higher    bool
 	metric    string
 	mHigher   bool
+	// perMethod names a value whose kind differs from method to method, so that its values
+	// are comparable within a method only; kinds says what it is for each.
+	perMethod, kinds string
 }
 
 var analysisSpecs = map[string]analysisSpec{
@@ -42,8 +45,11 @@ var analysisSpecs = map[string]analysisSpec{
 	// Bayesmark's sets); the metric itself reads more plainly.
 	"ahsc":        {objective: "val_metric", higher: true, metric: "test_metric", mHigher: true},
 	"weightdecay": {objective: "val_acc", higher: true, metric: "test_acc", mHigher: true},
-	"freedman":    {objective: "objective", higher: false, metric: "test_mse", mHigher: false},
-	"premise":     {objective: "test_metric", higher: true, metric: "test_metric", mHigher: true},
+	// freedman's "objective" is each method's own criterion, so its runs are ranked by the
+	// test MSE of the selected model, the scale the methods are compared on (Figure 4.1).
+	"freedman": {objective: "test_mse", higher: false, metric: "test_mse", mHigher: false,
+		perMethod: "objective", kinds: "validation MSE, Eq. 7's PAC-Bayes objective, AIC, BIC, 10-fold CV MSE"},
+	"premise": {objective: "test_metric", higher: true, metric: "test_metric", mHigher: true},
 }
 
 // analysis is a snapshot of a run's trials: immutable, shared by the requests of one state
@@ -149,6 +155,16 @@ func (a *analysis) parseQuery(v url.Values) (query, error) {
 		return q, fmt.Errorf("higher=%q: want 1 or 0", v.Get("higher"))
 	}
 	return q, nil
+}
+
+// caveat is the sentence a view shows when its objective is of a different kind for each
+// method (the experiment's perMethod value): empty otherwise.
+func (a *analysis) caveat(q query) string {
+	if q.objective < 0 || a.spec.perMethod == "" || a.values[q.objective].Name != a.spec.perMethod {
+		return ""
+	}
+	return fmt.Sprintf("%s is each method's own criterion (%s): compare values within a method, not across methods.",
+		a.spec.perMethod, a.spec.kinds)
 }
 
 // counted reports whether a trial takes part in the ranking views: it finished (no "failed"
@@ -287,6 +303,7 @@ type historyView struct {
 	Group     string          `json:"group"`
 	X         string          `json:"x"`
 	Methods   []historyMethod `json:"methods"`
+	Caveat    string          `json:"caveat,omitempty"`
 }
 
 type historyMethod struct {
@@ -318,7 +335,7 @@ func (a *analysis) history(q query) *historyView {
 	if q.objective < 0 {
 		return h
 	}
-	h.Objective = a.values[q.objective].Name
+	h.Objective, h.Caveat = a.values[q.objective].Name, a.caveat(q)
 	oneEach := true
 	for _, c := range a.cells {
 		oneEach = oneEach && len(c.trials) <= 1
@@ -411,6 +428,7 @@ type importanceView struct {
 	Estimator string       `json:"estimator"`
 	Trials    int          `json:"trials"`
 	Params    []importance `json:"params"`
+	Caveat    string       `json:"caveat,omitempty"`
 }
 
 type importance struct {
@@ -433,7 +451,7 @@ func (a *analysis) importance(q query) *importanceView {
 	if q.objective < 0 {
 		return v
 	}
-	v.Objective = a.values[q.objective].Name
+	v.Objective, v.Caveat = a.values[q.objective].Name, a.caveat(q)
 	var ts []*trial
 	for _, c := range a.cells {
 		if c.group != q.group {
@@ -525,6 +543,7 @@ type slicesView struct {
 	Methods   []string `json:"methods"`
 	Rows      [][]any  `json:"rows"` // params..., objective, method index
 	Sampled   *sampled `json:"sampled,omitempty"`
+	Caveat    string   `json:"caveat,omitempty"`
 }
 
 func (a *analysis) slices(q query) *slicesView {
@@ -532,7 +551,7 @@ func (a *analysis) slices(q query) *slicesView {
 	if q.objective < 0 {
 		return v
 	}
-	v.Objective = a.values[q.objective].Name
+	v.Objective, v.Caveat = a.values[q.objective].Name, a.caveat(q)
 	ms := a.methods(q.group)
 	for _, m := range ms {
 		v.Methods = append(v.Methods, methodName(m))

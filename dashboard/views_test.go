@@ -298,3 +298,30 @@ func TestSignalsView(t *testing.T) {
 		t.Errorf("μ's points %v", p)
 	}
 }
+
+// TestPerMethodObjective: freedman's runs are ranked by the selected model's test MSE, the
+// scale shared by every method; asked for "objective", each method's own criterion, the
+// ranking views say that its values compare within a method only.
+func TestPerMethodObjective(t *testing.T) {
+	a := analyse(t, "freedman",
+		doneCell(0, "v", `{"method":"validation","repeat":0}`, `{}`, map[string]float64{"objective": 0.9, "test_mse": 1.2}),
+		doneCell(1, "b", `{"method":"bic","repeat":0}`, `{}`, map[string]float64{"objective": 140, "test_mse": 1.1}),
+	)
+	q := mustQuery(t, a, nil)
+	if a.values[q.objective].Name != "test_mse" || q.higher {
+		t.Fatalf("freedman's default objective %q (higher %t), want test_mse, lower is better", a.values[q.objective].Name, q.higher)
+	}
+	if h, v, s := a.history(q), a.importance(q), a.slices(q); h.Caveat+v.Caveat+s.Caveat != "" {
+		t.Errorf("a caveat on test_mse: %q %q %q", h.Caveat, v.Caveat, s.Caveat)
+	}
+	own := mustQuery(t, a, url.Values{"objective": {"objective"}})
+	for view, c := range map[string]string{"history": a.history(own).Caveat, "importance": a.importance(own).Caveat, "slices": a.slices(own).Caveat} {
+		if !strings.Contains(c, "each method's own criterion") || !strings.Contains(c, "BIC") {
+			t.Errorf("%s on freedman's objective: caveat %q", view, c)
+		}
+	}
+	b := analyse(t, "ahsc", doneCell(0, "r", `{"dataset":"d","method":"m"}`, evals("x=1|1"), nil))
+	if c := b.caveat(mustQuery(t, b, nil)); c != "" {
+		t.Errorf("ahsc's objective has a caveat: %q", c)
+	}
+}

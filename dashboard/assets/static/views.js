@@ -30,6 +30,8 @@
     return s ? " Server-downsampled: every " + s.stride + "th of " + s.total + " " + what + " shown (" + s.shown + ")." : "";
   }
   function setNote(el, text) { if (el) el.textContent = text; }
+  // A view whose objective is each method's own criterion says so after its note.
+  const caveat = (v) => (v.caveat ? " " + v.caveat : "");
   const dir = (higher) => (higher ? "higher is better" : "lower is better");
   // A positive axis spanning more than two decades is drawn on a log scale.
   function axisType(values) {
@@ -73,12 +75,12 @@
     el.dataset.repeats = h.methods.reduce((a, m) => a + m.repeats, 0);
     if (single) {
       setNote(noteEl, "One evaluation per method, so no search history: each point is a method's " + h.objective + " (" +
-        dir(h.higher) + "), the median over " + n + " repeats.");
+        dir(h.higher) + "), the median over " + n + " repeats." + caveat(h));
       return;
     }
     setNote(noteEl, "Median of the best " + h.objective + " so far (" + dir(h.higher) + ") over " + n +
       " repeats per method, band from the 25th to the 75th percentile; full-fidelity evaluations only." +
-      h.methods.map((m) => sampledNote(m.sampled, "steps")).join(""));
+      h.methods.map((m) => sampledNote(m.sampled, "steps")).join("") + caveat(h));
   }
 
   function drawImportance(el, v, noteEl) {
@@ -91,7 +93,7 @@
       yAxis: { type: "category", data: ps.map((p) => p.name) },
       series: [{ type: "bar", data: ps.map((p) => p.importance), itemStyle: { color: "#1f77b4" } }],
     }, true);
-    setNote(noteEl, "Estimator: " + v.estimator + "; objective " + v.objective + ", " + v.trials + " trials.");
+    setNote(noteEl, "Estimator: " + v.estimator + "; objective " + v.objective + ", " + v.trials + " trials." + caveat(v));
   }
 
   function drawParallel(el, v, noteEl) {
@@ -114,7 +116,7 @@
       series: [{ type: "parallel", data, lineStyle: { width: 1, opacity: 0.35 }, progressive: 500, smooth: false }],
     }, true);
     setNote(noteEl, v.rows.length + " trials, coloured by " + v.objective + " (" + dir(v.higher) + "); drag on an axis to brush." +
-      sampledNote(v.sampled, "trials"));
+      sampledNote(v.sampled, "trials") + caveat(v));
   }
 
   // chartDiv is box's chart element whose data-KIND is key, made when missing, and marked kept;
@@ -157,7 +159,7 @@
     });
     pruneCharts(box, keep);
     setNote(noteEl, "Each trial a point: " + v.objective + " (" + dir(v.higher) + ") against one hyperparameter, one colour per method." +
-      sampledNote(v.sampled, "trials"));
+      sampledNote(v.sampled, "trials") + caveat(v));
   }
 
   // drawSignals draws each white-box signal of the record (run ahsc --whitebox) against the
