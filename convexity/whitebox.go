@@ -276,7 +276,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		return nil, err
 	}
 	params := m.Net().ParamNodes()
-	curv, err := newCurvature(trainRisk, params, true)
+	curv, err := newCurvature(trainRisk, params, true, recordPool)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +289,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		if r.val, err = newGradProgram(valRisk, params); err != nil {
 			return nil, err
 		}
+		r.val.prog.UsePool(recordPool)
 	}
 	r.spent = time.Since(began)
 	return r, nil
@@ -333,6 +334,22 @@ func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	return nil
 }
 
+// recordPool lends the programs of each record the buffers of the records before it
+// (graph.Pool): a record's programs live for one trial, and the first run of a program in
+// fresh memory cost 3 to 7 times a later one, most of it page faults. It keeps at most
+// recordPoolBytes, the buffers of about one record of a 4×1024 MLP on 256 rows.
+var recordPool = graph.NewPool(recordPoolBytes)
+
+const recordPoolBytes = 256 << 20
+
+// release gives the record's buffers back to recordPool; r is unusable after.
+func (r *recorder) release() {
+	r.curv.release()
+	if r.val != nil {
+		r.val.prog.Release()
+	}
+}
+
 // finish measures the trained model: μ, the trace and top eigenvalue of the training risk's
 // Hessian, and the regularizer accumulated so far (NaN when no iterate was sampled).
 func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
@@ -347,7 +364,7 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 	// The training loss from μ's forward passes over the training rows, instead of passes of
 	// its own (about a seventh of an early-stopped kc1 trial).
 	kind := r.task.Loss
-	if w.Mu, w.TrainLoss, err = strongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}, &kind); err != nil {
+	if w.Mu, w.TrainLoss, err = strongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}, &kind, recordPool); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
@@ -356,6 +373,7 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 		return nil, err
 	}
 	w.Trace, w.TraceStdErr, w.TopEigenvalue = tr.Mean, tr.StdErr, top.Value
+	r.release()
 	w.Seconds = (r.spent + time.Since(began)).Seconds()
 	return w, nil
 }
