@@ -153,3 +153,48 @@ func TestPoolBounds(t *testing.T) {
 	none.Put(buf)
 	(*Program)(nil).Release()
 }
+
+// TestPoolConcurrent: programs on several goroutines sharing one pool compute what a program
+// without one computes (run it with -race).
+func TestPoolConcurrent(t *testing.T) {
+	outs := poolCases(t, tensor.Float32)["mlp"]
+	_, want := runFlat(t, nil, outs)
+	pool := NewPool(1 << 20)
+	errs := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		// each goroutine its own graph: a gorgonia graph's input values are shared state
+		cases := poolCases(t, tensor.Float32)["mlp"]
+		go func() {
+			for range 10 {
+				p, err := Compile(cases...)
+				if err != nil {
+					errs <- err
+					return
+				}
+				p.UsePool(pool)
+				if err := p.Run(context.Background()); err != nil {
+					errs <- err
+					return
+				}
+				got, err := p.Flatten(cases...)
+				p.Release()
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := range want {
+					if math.Float64bits(want[i]) != math.Float64bits(got[i]) {
+						errs <- fmt.Errorf("output %d is %v on a goroutine sharing the pool, %v alone", i, got[i], want[i])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

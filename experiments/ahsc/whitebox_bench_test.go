@@ -26,8 +26,9 @@ import (
 // of the recorded trials over the plain ones, record_% the record's own time
 // (Whitebox.Seconds) over the plain trials', cpu_overhead_% the extra CPU time of the
 // process (all threads, the garbage collector's included) over the plain trials': on a
-// loaded machine, where wall time counts the waits for a core, the figure to compare.
-// Skipped where the data are missing.
+// loaded machine, where wall time counts the waits for a core, the figure to compare (the
+// figures measured are in convexity.WhiteboxOptions's comment). Skipped where the data are
+// missing.
 func BenchmarkWhitebox(b *testing.B) {
 	configs := 3
 	if v, err := strconv.Atoi(os.Getenv("HYPERFLAT_WHITEBOX_CONFIGS")); err == nil && v > 0 {
