@@ -19,7 +19,7 @@ import (
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
 // (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
 // weighs them in CPU time: the record adds 0 to 10% to a trial of the Bayesmark MLPs, but 32
-// to 41% to one of the OpenML kc1 MLP under the clean protocol and 16 to 17% under the
+// to 41% to one of the OpenML kc1 MLP under the clean protocol and 16 to 23% under the
 // authors' (rounds of 5 configurations on 2 cores shared with another benchmark; 49 to 62% and
 // 24% before the record's programs took their buffers from those of the records before them, a
 // pool of at most 256 MiB the process keeps, which spares the page faults and the garbage
@@ -28,8 +28,9 @@ import (
 // (the garbage collector's and the parallel products' helpers' time aside) the Hessian-vector
 // products take 14 (the first, full one 4; the other 7 or so, only their direction-dependent
 // part, 10), the Eq. 7 gradients 5, building the programs 2.5 and μ's pass with the training
-// loss 2: the products on 256 rows alone are some 17 gradients, 3.4 epochs' worth. Rows = 64
-// brings kc1's clean trials to about 14%, but BenchmarkWhiteboxRows shows what it costs the
+// loss 2: the products on 256 rows alone are some 17 gradients, 3.4 epochs' worth. Even Rows =
+// 64 leaves kc1's clean trials at 19 to 21%, the costs that do not scale with the rows then
+// weighing as much as the products, and BenchmarkWhiteboxRows shows what it costs the
 // estimates: Eq. 7 moves by a median 89% against 256 rows (its gradients' sampling noise grows
 // as rows shrink), λ_max by 6% on kc1 and 29% on breast.
 type WhiteboxOptions struct {
