@@ -28,22 +28,25 @@ type Curvature struct {
 	lgProg *graph.Program // hvProg itself when shared
 	lgOut  []*G.Node      // the loss and grads, what a shared lgProg runs for
 	n      int
+	pool   *graph.Pool // where the buffers come from and go back to (release); nil: none
 }
 
 // NewCurvature compiles the programs for loss's curvature in params.
 func NewCurvature(loss *G.Node, params []*G.Node) (*Curvature, error) {
-	return newCurvature(loss, params, false)
+	return newCurvature(loss, params, false, nil)
 }
 
 // newCurvature is NewCurvature; with shared, one program computes the products and, by
 // graph.Program.RunFor, the loss and its gradient alone, instead of a second program with a
 // second forward pass and its buffers: the white-box record's gradients along training
-// then leave the products' forward and backward buffers allocated for its curvature.
-func newCurvature(loss *G.Node, params []*G.Node, shared bool) (*Curvature, error) {
+// then leave the products' forward and backward buffers allocated for its curvature. With
+// pool set, the directions, the programs' buffers and the estimates' vectors come from pool,
+// and release gives them back.
+func newCurvature(loss *G.Node, params []*G.Node, shared bool, pool *graph.Pool) (*Curvature, error) {
 	if loss == nil || len(params) == 0 {
 		return nil, fmt.Errorf("convexity: curvature of a nil loss or of no parameters")
 	}
-	c := &Curvature{loss: loss, params: params}
+	c := &Curvature{loss: loss, params: params, pool: pool}
 	dirs := make([]*G.Node, len(params))
 	for i, p := range params {
 		if p == nil {
@@ -58,7 +61,7 @@ func newCurvature(loss *G.Node, params []*G.Node, shared bool) (*Curvature, erro
 		}
 		c.vals = append(c.vals, v)
 		s := p.Shape()
-		d := tensor.New(tensor.Of(p.Dtype()), tensor.WithShape(s...))
+		d := pool.Dense(p.Dtype(), s...)
 		c.dirIn = append(c.dirIn, d)
 		// A node of its own for every Curvature: gorgonia.NewTensor would return the direction
 		// node of an earlier Curvature on this graph, bound to that one's buffer.
@@ -82,6 +85,7 @@ func newCurvature(loss *G.Node, params []*G.Node, shared bool) (*Curvature, erro
 			return nil, err
 		}
 		c.lgProg = c.hvProg
+		c.hvProg.UsePool(pool)
 		return c, nil
 	}
 	if c.hvProg, err = graph.Compile(c.hvp...); err != nil {
@@ -90,7 +94,21 @@ func newCurvature(loss *G.Node, params []*G.Node, shared bool) (*Curvature, erro
 	if c.lgProg, err = graph.Compile(c.lgOut...); err != nil {
 		return nil, err
 	}
+	c.hvProg.UsePool(pool)
+	c.lgProg.UsePool(pool)
 	return c, nil
+}
+
+// release gives c's buffers back to its pool; c is unusable after.
+func (c *Curvature) release() {
+	if c.lgProg != c.hvProg {
+		c.lgProg.Release()
+	}
+	c.hvProg.Release()
+	for _, d := range c.dirIn {
+		c.pool.Put(d)
+	}
+	c.dirIn = nil
 }
 
 // runLossGrad computes the loss and its gradient at the current parameters into lgProg.

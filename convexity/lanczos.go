@@ -37,7 +37,9 @@ func (c *Curvature) traceAndTop(ctx context.Context, rng *rand.Rand, probes, ite
 	if probes < 2 || iters < 1 || !(tol >= 0) || math.IsInf(tol, 0) {
 		return Estimate{}, Eigen{}, fmt.Errorf("convexity: curvature record from %d probes, %d Lanczos steps at tolerance %v; want ≥ 2, ≥ 1 and a finite tolerance ≥ 0", probes, iters, tol)
 	}
-	z, hz, prev := make([]float64, c.n), make([]float64, c.n), make([]float64, c.n)
+	z, hz, prev := c.pool.Float64s(c.n), c.pool.Float64s(c.n), c.pool.Float64s(c.n)
+	// lanczos swaps its vectors, so the three are given back whichever holds what
+	defer c.pool.Put(z, hz, prev)
 	rademacherBits(rng, z)
 	if _, err := c.hvpInto(ctx, hz, z, false); err != nil {
 		return Estimate{}, Eigen{}, err

@@ -131,7 +131,7 @@ func TestLanczosAgainstTheExactHessian(t *testing.T) {
 func TestSharedCurvatureMatchesTwoPrograms(t *testing.T) {
 	ctx := context.Background()
 	loss, params := smallMLP(t, 6)
-	shared, err := newCurvature(loss, params, true)
+	shared, err := newCurvature(loss, params, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,15 @@ type MuOptions struct {
 // inference mode and W^L is the kernel of its last layer (bias excluded), reduced over batches
 // as opt says. Batches with an infinite ratio (a zero kernel) are ignored.
 func StrongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Dataset, opt MuOptions) (float64, error) {
-	mu, _, err := strongConvexity(ctx, m, ds, opt, nil)
+	mu, _, err := strongConvexity(ctx, m, ds, opt, nil, nil)
 	return mu, err
 }
 
 // strongConvexity is StrongConvexity; with risk set, it also returns the mean risk of that
 // kind on ds in inference mode (what train.Trainer.Evaluate reports as the loss) from the
-// same forward passes, the head and the loss added to each batch's features.
-func strongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Dataset, opt MuOptions, risk *losses.Kind) (float64, float64, error) {
+// same forward passes, the head and the loss added to each batch's features. With pool set,
+// its programs take their buffers from pool and give them back on return.
+func strongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Dataset, opt MuOptions, risk *losses.Kind, pool *graph.Pool) (float64, float64, error) {
 	if ds == nil || ds.N == 0 {
 		return 0, 0, fmt.Errorf("convexity: no data")
 	}
@@ -79,6 +80,11 @@ func strongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 		mu = math.Inf(1)
 	}
 	progs := map[int]*featureProgram{}
+	defer func() {
+		for _, p := range progs {
+			p.prog.Release()
+		}
+	}()
 	total := 0.0
 	for start := 0; start < ds.N; start += bs {
 		n := min(bs, ds.N-start)
@@ -90,6 +96,7 @@ func strongConvexity(ctx context.Context, m layers.FeatureModel, ds *datasets.Da
 			if p, err = newFeatureProgram(m, ds.Shape, n, opt.OutputNorm, risk); err != nil {
 				return 0, 0, err
 			}
+			p.prog.UsePool(pool)
 			progs[n] = p
 		}
 		a, out, err := p.run(ctx, ds, start)
@@ -212,19 +219,50 @@ func (fp *featureProgram) run(ctx context.Context, ds *datasets.Dataset, start i
 	if err := fp.prog.Run(ctx); err != nil {
 		return 0, 0, err
 	}
-	f, err := fp.prog.Float64s(fp.features)
+	f, err := fp.valueSumSq(fp.features)
 	if err != nil {
 		return 0, 0, err
 	}
 	out := 0.0
 	if fp.probs != nil {
-		p, err := fp.prog.Float64s(fp.probs)
+		p, err := fp.valueSumSq(fp.probs)
 		if err != nil {
 			return 0, 0, err
 		}
-		out = math.Sqrt(sumSq(p))
+		out = math.Sqrt(p)
 	}
-	return math.Sqrt(sumSq(f)), out, nil
+	return math.Sqrt(f), out, nil
+}
+
+// valueSumSq is sumSq of n's value from the last run, read in place: the copy (Float64s) of
+// every batch's features cost a trial of the white-box record as much memory as its
+// programs.
+func (fp *featureProgram) valueSumSq(n *G.Node) (float64, error) {
+	v, err := fp.prog.Value(n)
+	if err != nil {
+		return 0, err
+	}
+	switch v.Dtype() {
+	case tensor.Float64:
+		return elementsSumSq[float64](v)
+	case tensor.Float32:
+		return elementsSumSq[float32](v)
+	}
+	return 0, fmt.Errorf("convexity: node %s of dtype %v", n.Name(), v.Dtype())
+}
+
+// elementsSumSq is sumSq of v's elements converted to float64, in the same order.
+func elementsSumSq[T float32 | float64](v G.Value) (float64, error) {
+	e, err := graph.Elements[T](v)
+	if err != nil {
+		return 0, err
+	}
+	s := 0.0
+	for _, x := range e {
+		f := float64(x)
+		s += f * f
+	}
+	return s, nil
 }
 
 // setLabels writes the classes y into the labels tensor of a risk with k outputs: y itself

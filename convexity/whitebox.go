@@ -18,14 +18,21 @@ import (
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
 // (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
-// weighs them in CPU time: the record adds about 5% to a trial of the Bayesmark MLPs, but
-// about 60% to one of the OpenML kc1 MLP under the clean protocol and 30% under the authors'
-// (3 rounds of 5 configurations on 2 shared cores). kc1's trainings stop early, after 9 to 24
-// epochs of 1,265 rows, while the record's 8 Hessian-vector products on 256 rows (4 probes,
-// the first of which starts some 4 more Lanczos steps; one full product, the others only
-// their direction-dependent part, about two gradients' worth each) are some 17 gradients on
-// 256 rows, 3.4 epochs' worth, before the first run of their program and μ's pass over the
-// training rows: 64 rows would still cost some 20%.
+// weighs them in CPU time: the record adds 0 to 10% to a trial of the Bayesmark MLPs, but 32
+// to 41% to one of the OpenML kc1 MLP under the clean protocol and 16 to 23% under the
+// authors' (rounds of 5 configurations on 2 cores shared with another benchmark; 49 to 62% and
+// 24% before the record's programs took their buffers from those of the records before them, a
+// pool of at most 256 MiB the process keeps, which spares the page faults and the garbage
+// collection of some 6 MB of fresh memory a trial). kc1's trainings stop early, after 9 to 24
+// epochs of 1,265 rows, some 80 CPU-ms on the trial's goroutine, and of the record's 23 there
+// (the garbage collector's and the parallel products' helpers' time aside) the Hessian-vector
+// products take 14 (the first, full one 4; the other 7 or so, only their direction-dependent
+// part, 10), the Eq. 7 gradients 5, building the programs 2.5 and μ's pass with the training
+// loss 2: the products on 256 rows alone are some 17 gradients, 3.4 epochs' worth. Even Rows =
+// 64 leaves kc1's clean trials at 19 to 21%, the costs that do not scale with the rows then
+// weighing as much as the products, and BenchmarkWhiteboxRows shows what it costs the
+// estimates: Eq. 7 moves by a median 89% against 256 rows (its gradients' sampling noise grows
+// as rows shrink), λ_max by 6% on kc1 and 29% on breast.
 type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
@@ -276,7 +283,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		return nil, err
 	}
 	params := m.Net().ParamNodes()
-	curv, err := newCurvature(trainRisk, params, true)
+	curv, err := newCurvature(trainRisk, params, true, recordPool)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +296,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		if r.val, err = newGradProgram(valRisk, params); err != nil {
 			return nil, err
 		}
+		r.val.prog.UsePool(recordPool)
 	}
 	r.spent = time.Since(began)
 	return r, nil
@@ -333,6 +341,22 @@ func (r *recorder) beforeStep(ctx context.Context, _ int) error {
 	return nil
 }
 
+// recordPool lends the programs of each record the buffers of the records before it
+// (graph.Pool): a record's programs live for one trial, and the first run of a program in
+// fresh memory cost 3 to 7 times a later one, most of it page faults. It keeps at most
+// recordPoolBytes, the buffers of about one record of a 4×1024 MLP on 256 rows.
+var recordPool = graph.NewPool(recordPoolBytes)
+
+const recordPoolBytes = 256 << 20
+
+// release gives the record's buffers back to recordPool; r is unusable after.
+func (r *recorder) release() {
+	r.curv.release()
+	if r.val != nil {
+		r.val.prog.Release()
+	}
+}
+
 // finish measures the trained model: μ, the trace and top eigenvalue of the training risk's
 // Hessian, and the regularizer accumulated so far (NaN when no iterate was sampled).
 func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
@@ -347,7 +371,7 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 	// The training loss from μ's forward passes over the training rows, instead of passes of
 	// its own (about a seventh of an early-stopped kc1 trial).
 	kind := r.task.Loss
-	if w.Mu, w.TrainLoss, err = strongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}, &kind); err != nil {
+	if w.Mu, w.TrainLoss, err = strongConvexity(ctx, r.model, r.task.Train, MuOptions{BatchSize: batch, Reduce: MaxOverBatches}, &kind, recordPool); err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(r.seed, 0x3b0c5))
@@ -356,6 +380,7 @@ func (r *recorder) finish(ctx context.Context, batch int) (*Whitebox, error) {
 		return nil, err
 	}
 	w.Trace, w.TraceStdErr, w.TopEigenvalue = tr.Mean, tr.StdErr, top.Value
+	r.release()
 	w.Seconds = (r.spent + time.Since(began)).Seconds()
 	return w, nil
 }

@@ -39,13 +39,16 @@ func (o *recordingOptimizer) Step(params []*tensor.Dense, grads []G.Value) error
 
 // tinyTask is a 4-4-3 MLP (35 parameters) on 30 training rows, trained 3 epochs with Adam in
 // batches of 8 (4 steps an epoch, 12 in all); rec, when set, receives each Build's optimizer.
-func tinyTask(rec *[]*recordingOptimizer) *Task {
+func tinyTask(rec *[]*recordingOptimizer) *Task { return tinyTaskIn(tensor.Float64, rec) }
+
+// tinyTaskIn is tinyTask computing in dt.
+func tinyTaskIn(dt tensor.Dtype, rec *[]*recordingOptimizer) *Task {
 	return &Task{
 		Space: search.Space{search.FloatParam("lr", 1e-3, 1e-1, true)},
 		Train: blobs(11, 10, 3, 4), Val: blobs(12, 8, 3, 4), Test: blobs(13, 8, 3, 4),
 		Metric: Accuracy, Epochs: 3, Seed: 5,
 		Build: func(cfg search.Config, s uint64) (*Candidate, error) {
-			net, err := layers.NewNet(tensor.Float64, s)
+			net, err := layers.NewNet(dt, s)
 			if err != nil {
 				return nil, err
 			}
@@ -244,6 +247,35 @@ func TestWhiteboxGapsAndDeterminism(t *testing.T) {
 	task.Whitebox = &WhiteboxOptions{Probes: 1}
 	if e := task.Evaluate(context.Background(), cfg, 1); e.Err == nil {
 		t.Error("a record of 1 Hutchinson probe was accepted")
+	}
+}
+
+// TestWhiteboxPoolSameRecord: a record computed in the buffers of the records before it
+// (recordPool, holding another configuration's values) is the one computed in fresh memory,
+// bit for bit, in float64 and float32.
+func TestWhiteboxPoolSameRecord(t *testing.T) {
+	saved := recordPool
+	defer func() { recordPool = saved }()
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		task := tinyTaskIn(dt, nil)
+		task.Whitebox = &WhiteboxOptions{Stride: 3}
+		cfg := func(lr float64) search.Config { return search.Config{Space: task.Space, Values: []float64{lr}} }
+		recordPool = nil
+		fresh := task.Evaluate(context.Background(), cfg(0.02), 1)
+		recordPool = graph.NewPool(1 << 26)
+		other := task.Evaluate(context.Background(), cfg(0.07), 1)
+		if recordPool.Bytes() == 0 {
+			t.Fatalf("%v: a record gave the pool nothing back", dt)
+		}
+		pooled := task.Evaluate(context.Background(), cfg(0.02), 1)
+		if fresh.Err != nil || other.Err != nil || pooled.Err != nil {
+			t.Fatal(fresh.Err, other.Err, pooled.Err)
+		}
+		a, b := *fresh.Whitebox, *pooled.Whitebox
+		a.Seconds, b.Seconds = 0, 0
+		if a != b || a.Iterates != 4 {
+			t.Errorf("%v: the record in fresh memory\n%+v\nin the pool's\n%+v", dt, a, b)
+		}
 	}
 }
 

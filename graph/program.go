@@ -59,6 +59,10 @@ type Program struct {
 	skip     []bool
 	skipFor  []int
 	complete bool // the last run computed every node it had to
+
+	// pool (pool.go) gives the first run its result buffers; taken are those it gave
+	pool  *Pool
+	taken []any
 }
 
 // OpTime is the time a Program spent in the ops of one kind (see Program.Profile).
@@ -212,8 +216,12 @@ func (p *Program) runKeeping(ctx context.Context, keep []bool) error {
 		var v G.Value
 		var err error
 		p.support[i].known = false
+		dst := p.vals[i]
+		if dst == nil && p.pool != nil {
+			dst = p.poolDst(i)
+		}
 		if p.fused != nil && p.fused[i] != nil {
-			v, err = p.runFused(i)
+			v, err = p.runFused(i, dst)
 		} else {
 			args := p.args[:len(p.kids[i])]
 			for j, k := range p.kids[i] {
@@ -224,9 +232,9 @@ func (p *Program) runKeeping(ctx context.Context, keep []bool) error {
 				p.rememberLeft(i)
 			}
 			if isProduct && p.lazy != nil && p.lazy[i] {
-				v, err = p.execProduct(i, mm, p.vals[i], args)
+				v, err = p.execProduct(i, mm, dst, args)
 			} else {
-				v, err = p.exec(op, p.vals[i], args, &p.support[i])
+				v, err = p.exec(op, dst, args, &p.support[i])
 			}
 		}
 		if p.prof != nil {
@@ -260,7 +268,7 @@ func (p *Program) rememberLeft(i int) {
 	p.support[i].left = m
 }
 
-func (p *Program) runFused(i int) (v G.Value, err error) {
+func (p *Program) runFused(i int, dst G.Value) (v G.Value, err error) {
 	k := p.fused[i]
 	defer func() {
 		if r := recover(); r != nil {
@@ -271,7 +279,7 @@ func (p *Program) runFused(i int) (v G.Value, err error) {
 	for _, l := range k.leaves {
 		p.leafv = append(p.leafv, p.vals[l])
 	}
-	return k.run(p.nodes[i], p.vals[i], p.leafv)
+	return k.run(p.nodes[i], dst, p.leafv)
 }
 
 // demand computes node i of the last run if fusion left it uncomputed.
@@ -286,7 +294,7 @@ func (p *Program) demand(i int) error {
 		}
 		args[j] = p.vals[k]
 	}
-	v, err := p.exec(p.nodes[i].Op(), p.vals[i], args, nil)
+	v, err := p.exec(p.nodes[i].Op(), p.poolDst(i), args, nil)
 	if err != nil {
 		return fmt.Errorf("graph: computing %s: %w", p.nodes[i].Name(), err)
 	}
