@@ -172,13 +172,20 @@ func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error)
 		y[0] = x[0]
 		return v, nil
 	}
-	if perChannel(op.keep, op.out) { // a channel's value over its planes, without a walk callback per plane
+	if perChannel(op.keep, op.out) {
+		// a channel's value over its planes, without a walk callback per plane: the first
+		// image is filled channel by channel, the others are copies of it (on 1×1 and 2×2 maps
+		// a fill a channel cost more than the stores)
 		c, hw := op.out[1], op.out[2]*op.out[3]
-		for i := 0; i < op.out[0]; i++ {
-			img := y[i*c*hw:][:c*hw]
-			for ch, e := range x[:c] {
-				fill(img[ch*hw:][:hw], e)
-			}
+		if op.out[0] == 0 {
+			return v, nil
+		}
+		first := y[:c*hw]
+		for ch, e := range x[:c] {
+			fill(first[ch*hw:][:hw], e)
+		}
+		for i := 1; i < op.out[0]; i++ {
+			copy(y[i*c*hw:][:c*hw], first)
 		}
 		return v, nil
 	}
