@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -130,12 +131,12 @@ func TestFusionMatchesUnfused(t *testing.T) {
 // fuseRunMin) as with kernels that compute one run at a time and leave those runs unfused;
 // and kernels do expand.
 func TestFusionExpandSameBits(t *testing.T) {
-	defer func() { fuseExpandOn, fuseShortRuns = true, true }()
+	defer func() { fuseExpandOn, fuseShortRuns, fuseChannelsOn = true, true, true }()
 	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}, {64, 8, 2, 2}, {128, 16, 1, 1}} {
-		var got [3][]float64
-		expanded := 0
-		for i, on := range [][2]bool{{true, true}, {true, false}, {false, false}} {
-			fuseExpandOn, fuseShortRuns = on[0], on[1]
+		var got [4][]float64
+		expanded, channels := 0, 0
+		for i, on := range [][3]bool{{true, true, true}, {true, false, true}, {false, false, true}, {true, true, false}} {
+			fuseExpandOn, fuseShortRuns, fuseChannelsOn = on[0], on[1], on[2]
 			g := G.NewGraph()
 			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
 			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
@@ -184,6 +185,9 @@ func TestFusionExpandSameBits(t *testing.T) {
 				if k != nil && k.expand != nil && i == 0 {
 					expanded++
 				}
+				if k != nil && i == 0 && slices.Contains(k.channel, true) {
+					channels++
+				}
 			}
 			if err := p.Run(context.Background()); err != nil {
 				t.Fatal(err)
@@ -192,14 +196,14 @@ func TestFusionExpandSameBits(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if expanded == 0 {
-			t.Fatalf("%v: no kernel expanded its broadcast operands", s)
+		if expanded == 0 || channels == 0 {
+			t.Fatalf("%v: no kernel expanded its broadcast operands (%d) or read a per-channel broadcast's values (%d)", s, expanded, channels)
 		}
 		for i := range got[0] {
-			for j := 1; j < 3; j++ {
+			for j := 1; j < len(got); j++ {
 				if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[j][i])) {
 					t.Fatalf("%v: value %d is %v expanded with short runs fused, %v (%s)", s, i, got[0][i], got[j][i],
-						[]string{"", "short runs unfused", "run by run, short runs unfused"}[j])
+						[]string{"", "short runs unfused", "run by run, short runs unfused", "per-channel broadcasts materialized"}[j])
 				}
 			}
 		}

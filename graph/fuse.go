@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -41,6 +42,9 @@ type fusedKernel struct {
 	// (−1 for the other leaves): blocks then span many of its runs, where following the runs
 	// (a channel's 2×2 or 4×4 map) would run every instruction on a few elements at a time
 	expand []int
+	// channel marks the leaves that stand for a per-channel broadcast (fuseChannels): always
+	// expanded, so that the ops read their values as they read the broadcast's array
+	channel []bool
 }
 
 // fuseExpandSpan is the span below which a fused kernel expands its broadcast leaves into
@@ -332,6 +336,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 			p.inlined[i] = true
 		}
 	}
+	channel := p.fuseChannels(out, users, ew)
 	p.fused = make([]*fusedKernel, n)
 	for i := range p.nodes {
 		if !root[i] || p.inlined[i] {
@@ -356,6 +361,21 @@ func (p *Program) fuse(outputs []*G.Node) {
 			size := p.nodes[j].Shape().TotalSize()
 			_, binary := in.op.(*binaryOp)
 			for a, c := range p.kids[j] {
+				if channel[c] {
+					// a channel's values over the maps: the kernel reads them through a pattern
+					lp := channelPattern(p.nodes[c].Shape())
+					key := fmt.Sprint(p.kids[c][0], lp, "channel")
+					l, ok := leaf[key]
+					if !ok {
+						l = len(k.leaves)
+						leaf[key] = l
+						k.leaves = append(k.leaves, p.kids[c][0])
+						k.pats = append(k.pats, &lp)
+						k.channel = append(k.channel, true)
+					}
+					in.src[a] = -1 - l
+					continue
+				}
 				if p.inlined[c] {
 					if _, bc := p.nodes[c].Op().(*broadcastToOp); bc && binary {
 						// a broadcast scalar: the binary op reads the scalar itself
@@ -378,6 +398,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 					leaf[key] = l
 					k.leaves = append(k.leaves, c)
 					k.pats = append(k.pats, pat)
+					k.channel = append(k.channel, false)
 				}
 				in.src[a] = -1 - l
 			}
@@ -394,21 +415,24 @@ func (p *Program) fuse(outputs []*G.Node) {
 			k.size = p.nodes[p.kids[i][0]].Shape().TotalSize()
 		}
 		k.span, k.blk = k.size, fuseBlock
-		for _, pat := range k.pats {
-			if pat != nil {
+		for l, pat := range k.pats {
+			if pat != nil && !k.channel[l] {
 				k.span = gcd(k.span, pat.run)
 			}
 		}
 		if k.span < k.size {
 			k.blk = min(k.span, fuseBlockMax)
 		}
-		if fuseExpandOn && k.span < fuseExpandSpan && !k.sum { // a sum's blocks fix its order: left as they were
+		all := fuseExpandOn && k.span < fuseExpandSpan && !k.sum // a sum's blocks fix its order: left as they were
+		if all {
 			k.span, k.blk = k.size, fuseBlock
+		}
+		if all || slices.Contains(k.channel, true) {
 			k.expand = make([]int, len(k.pats))
 			slot := 0
 			for l, pat := range k.pats {
 				k.expand[l] = -1
-				if pat != nil {
+				if pat != nil && (all || k.channel[l]) {
 					k.expand[l] = slot
 					slot++
 				}
@@ -425,6 +449,60 @@ func (p *Program) fuse(outputs []*G.Node) {
 			}
 		}
 	}
+}
+
+// fuseChannels marks the per-channel broadcasts (1×C×1×1 to N×C×H×W: batch norm's backward
+// spreads d(mean) and d(variance) over the maps so) that are not outputs and that every user
+// reads as an operand of an elementwise op of the broadcast's size inside an elementwise
+// kernel (not a sum). The kernels then read the C values through a pattern, expanded into a
+// register (fusedBlock), and the N×C×H×W array is neither written nor read. The ops see the
+// same values at the same strides as they saw in the array, so they give the same bits.
+func (p *Program) fuseChannels(out map[*G.Node]bool, users [][]int, ew []bool) []bool {
+	channel := make([]bool, len(p.nodes))
+	if !fuseChannelsOn {
+		return channel
+	}
+	// inKernel: node v is computed inside an elementwise (not a sum's) kernel
+	var inKernel func(v int) bool
+	inKernel = func(v int) bool {
+		if !p.inlined[v] {
+			return ew[v]
+		}
+		for _, w := range users[v] {
+			if !inKernel(w) {
+				return false
+			}
+		}
+		return len(users[v]) > 0
+	}
+	for i, nd := range p.nodes {
+		b, ok := nd.Op().(*broadcastToOp)
+		size := nd.Shape().TotalSize()
+		if !ok || out[nd] || len(users[i]) == 0 || !perChannel(b.keep, b.out) || b.keep.TotalSize() < 2 || size < fuseMin || size == b.keep.TotalSize() {
+			continue
+		}
+		for _, u := range users[i] {
+			_, binary := p.nodes[u].Op().(*binaryOp)
+			ok = ok && binary && p.nodes[u].Shape().TotalSize() == size && inKernel(u)
+		}
+		if ok {
+			channel[i], p.inlined[i] = true, true
+		}
+	}
+	return channel
+}
+
+// fuseChannelsOn turns fuseChannels off for tests that compare with materialized broadcasts.
+var fuseChannelsOn = true
+
+// channelPattern is how a kernel over an N×C×H×W domain reads one value per channel, as
+// bcastPattern gives it for a binary operand of shape 1×C×1×1 (on 1×1 maps an image's run of
+// C consecutive values).
+func channelPattern(s tensor.Shape) leafPattern {
+	if s[2]*s[3] == 1 {
+		return leafPattern{run: s[1], inner: 1, outer: []int{s[0]}, strides: []int{0}}
+	}
+	return leafPattern{run: s[2] * s[3], outer: []int{s[0], s[1]}, strides: []int{0, 1}}
 }
 
 // run computes the kernel of root node nd from the leaves' values.
