@@ -45,6 +45,10 @@ type fusedKernel struct {
 	// channel marks the leaves that stand for a per-channel broadcast (fuseChannels): always
 	// expanded, so that the ops read their values as they read the broadcast's array
 	channel []bool
+	// period, for each expanded leaf whose pattern repeats image after image (outermost
+	// stride 0), is the number of elements after which it repeats (else 0): fusedDo expands
+	// one period once a run, and blocks within a period read it there instead of expanding
+	period []int
 }
 
 // fuseExpandSpan is the span below which a fused kernel expands its broadcast leaves into
@@ -437,6 +441,12 @@ func (p *Program) fuse(outputs []*G.Node) {
 					slot++
 				}
 			}
+			k.period = make([]int, len(k.pats))
+			for l, pat := range k.pats {
+				if k.expand[l] >= 0 && len(pat.outer) > 0 && pat.strides[0] == 0 && pat.outer[0] > 1 {
+					k.period[l] = k.size / pat.outer[0]
+				}
+			}
 		}
 		p.fused[i] = k
 		if fuseDump {
@@ -528,6 +538,20 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		leaves[i] = e
 	}
 	v, y := output[T](dst, shape)
+	// the periodic leaves' values over one period
+	var periods [][]T
+	for l, P := range k.period {
+		if P == 0 {
+			continue
+		}
+		if periods == nil {
+			periods = make([][]T, len(k.period))
+		}
+		buf := getWorkspace[T](P)
+		defer putWorkspace(buf)
+		expandPattern(k.pats[l], leaves[l], 0, P, *buf)
+		periods[l] = *buf
+	}
 	// blocks: each run of k.run elements in pieces of at most k.blk
 	per := (k.span + k.blk - 1) / k.blk
 	blocks := k.size / k.span * per
@@ -545,7 +569,7 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 				var s T
 				for b := c * group; b < min(blocks, (c+1)*group); b++ {
 					st, e := span(b)
-					s += sumSerial(fusedBlock(k, *ws, leaves, st, e, nil))
+					s += sumSerial(fusedBlock(k, *ws, leaves, periods, st, e, nil))
 				}
 				parts[c] = s
 			}
@@ -561,7 +585,7 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		ws := getWorkspace[T](k.regs() * k.blk)
 		for b := lo; b < hi; b++ {
 			s, e := span(b)
-			fusedBlock(k, *ws, leaves, s, e, y[s:e])
+			fusedBlock(k, *ws, leaves, periods, s, e, y[s:e])
 		}
 		putWorkspace(ws)
 	})
@@ -598,9 +622,18 @@ func fusedCheck[T Float](k *fusedKernel) error {
 
 // fusedBlock evaluates elements s … e−1 of kernel k with registers regs, writing the root's
 // values into out (a register when out is nil), and returns them.
-func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out []T) []T {
+func fusedBlock[T Float](k *fusedKernel, regs []T, leaves, periods [][]T, s, e int, out []T) []T {
 	n := e - s
 	var res []T
+	// inPeriod: the block's values of leaf l lie within one period of it
+	inPeriod := func(l int) ([]T, bool) {
+		if periods == nil || periods[l] == nil {
+			return nil, false
+		}
+		P := len(periods[l])
+		o := s % P
+		return periods[l][o:min(o+n, P)], o+n <= P
+	}
 	src := func(in *finst, a int) ([]T, int) {
 		if r := in.src[a]; r >= 0 {
 			return regs[r*k.blk:][:n], 1
@@ -608,6 +641,9 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 		li := -1 - in.src[a]
 		l := leaves[li]
 		if k.expand != nil && k.expand[li] >= 0 {
+			if v, ok := inPeriod(li); ok {
+				return v, 1
+			}
 			return regs[(len(k.inst)+k.expand[li])*k.blk:][:n], 1
 		}
 		if pat := k.pats[li]; pat != nil {
@@ -623,7 +659,7 @@ func fusedBlock[T Float](k *fusedKernel, regs []T, leaves [][]T, s, e int, out [
 		return l[s:e], 1
 	}
 	for l, slot := range k.expand {
-		if slot >= 0 {
+		if _, ok := inPeriod(l); slot >= 0 && !ok {
 			expandPattern(k.pats[l], leaves[l], s, e, regs[(len(k.inst)+slot)*k.blk:][:n])
 		}
 	}
