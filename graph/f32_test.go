@@ -211,50 +211,65 @@ func TestFusionExpandSameBits(t *testing.T) {
 }
 
 // TestSumPerChannelSameBits: the per-channel sum (a batch norm's statistics) gives the bits of
-// the general walk, in float32 and float64, on maps of 1 to 49 pixels, with negative zeros,
-// infinities and NaN among the values.
+// the general walk, in float32 and float64, on maps of 1 to 256 pixels (those of a multiple of
+// 8 through vec.SumPlanesF32 in float32), with negative zeros, infinities, subnormals and NaN
+// among the values.
 func TestSumPerChannelSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 9))
-	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}} {
+	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}, {3, 5, 4, 6}, {2, 3, 4, 8}, {2, 4, 4, 10}, {3, 3, 8, 8}, {2, 2, 9, 8}, {1, 3, 16, 16}} {
 		src := tensor.Shape(s[:])
 		keep := tensor.Shape{1, s[1], 1, 1}
 		if !perChannel(keep, src) {
 			t.Fatalf("%v → %v is not per channel", src, keep)
 		}
-		x := randSlice(rng, src.TotalSize())
-		for i := range x {
-			switch rng.IntN(12) {
-			case 0:
-				x[i] = math.Copysign(0, -1)
-			case 1:
+		for _, inf := range []bool{true, false} { // with infinities and a NaN, and with finite values only
+			sumPerChannelCase(t, rng, src, keep, inf)
+		}
+	}
+}
+
+// sumPerChannelCase is one case of TestSumPerChannelSameBits.
+func sumPerChannelCase(t *testing.T, rng *rand.Rand, src, keep tensor.Shape, inf bool) {
+	t.Helper()
+	x := randSlice(rng, src.TotalSize())
+	for i := range x {
+		switch rng.IntN(12) {
+		case 0:
+			x[i] = math.Copysign(0, -1)
+		case 1:
+			if inf {
 				x[i] = math.Inf(1 - 2*rng.IntN(2))
-			case 2:
-				x[i] = 0
 			}
+		case 2:
+			x[i] = 0
+		case 3:
+			x[i] = 0x1p-140 * float64(1+rng.IntN(100)) // subnormal in float32
 		}
+	}
+	if inf {
 		x[rng.IntN(len(x))] = math.NaN()
-		check := func(name string, got, want []float64) {
-			for i := range want {
-				if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
-					t.Fatalf("%v %s: channel %d is %v, the walk gives %v", src, name, i, got[i], want[i])
-				}
+	}
+	check := func(name string, got, want []float64) {
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("%v %s: channel %d is %v, the walk gives %v", src, name, i, got[i], want[i])
 			}
 		}
-		g64, w64 := make([]float64, s[1]), make([]float64, s[1])
-		sumPerChannel(x, g64, s[0], s[1], s[2]*s[3])
-		sumToWalk(keep, src, x, w64)
-		check("float64", g64, w64)
-		x32 := make([]float32, len(x))
-		for i, e := range x {
-			x32[i] = float32(e)
-		}
-		g32, w32 := make([]float32, s[1]), make([]float32, s[1])
-		sumPerChannel(x32, g32, s[0], s[1], s[2]*s[3])
-		sumToWalk(keep, src, x32, w32)
-		for i := range w32 {
-			if math.Float32bits(g32[i]) != math.Float32bits(w32[i]) {
-				t.Fatalf("%v float32: channel %d is %v, the walk gives %v", src, i, g32[i], w32[i])
-			}
+	}
+	g64, w64 := make([]float64, src[1]), make([]float64, src[1])
+	sumPerChannel(x, g64, src[0], src[1], src[2]*src[3])
+	sumToWalk(keep, src, x, w64)
+	check("float64", g64, w64)
+	x32 := make([]float32, len(x))
+	for i, e := range x {
+		x32[i] = float32(e)
+	}
+	g32, w32 := make([]float32, src[1]), make([]float32, src[1])
+	sumPerChannel(x32, g32, src[0], src[1], src[2]*src[3])
+	sumToWalk(keep, src, x32, w32)
+	for i := range w32 {
+		if math.Float32bits(g32[i]) != math.Float32bits(w32[i]) {
+			t.Fatalf("%v float32: channel %d is %v, the walk gives %v", src, i, g32[i], w32[i])
 		}
 	}
 }
