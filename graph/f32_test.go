@@ -216,7 +216,7 @@ func TestFusionExpandSameBits(t *testing.T) {
 // among the values.
 func TestSumPerChannelSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 9))
-	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}, {3, 5, 4, 6}, {2, 3, 4, 8}, {2, 4, 4, 10}, {3, 3, 8, 8}, {2, 2, 9, 8}, {1, 3, 16, 16}} {
+	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}, {3, 5, 4, 6}, {2, 3, 4, 8}, {2, 4, 4, 10}, {3, 3, 8, 8}, {2, 2, 9, 8}, {1, 3, 16, 16}, {50, 64, 8, 8}, {50, 130, 2, 2}} {
 		src := tensor.Shape(s[:])
 		keep := tensor.Shape{1, s[1], 1, 1}
 		if !perChannel(keep, src) {

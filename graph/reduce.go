@@ -86,10 +86,19 @@ func perChannel(keep, src tensor.Shape) bool {
 // sumPerChannel adds each plane of x (n × c planes of hw elements) to its channel's element
 // of y, as sumToDo's walk does — images in order, each plane summed by sumSerial — without a
 // call through the walk per plane, which on ResNet's 2×2 and 1×1 maps cost more than the sums.
+// The result does not depend on the number of cores.
 func sumPerChannel[T Float](x, y []T, n, c, hw int) {
-	y = y[:c]
+	// channels split across cores: each channel's planes are still added image after image
+	parallelFor(c, max(1, elementwiseGrain/max(n*hw, 1)), func(lo, hi int) {
+		sumChannels(x, y, n, c, hw, lo, hi)
+	})
+}
+
+// sumChannels is sumPerChannel for channels lo … hi−1.
+func sumChannels[T Float](x, y []T, n, c, hw, lo, hi int) {
+	y = y[lo:hi]
 	for i := 0; i < n; i++ {
-		img := x[i*c*hw:][:c*hw]
+		img := x[(i*c+lo)*hw:][:(hi-lo)*hw]
 		switch {
 		case hw == 1:
 			for ch, e := range img {
@@ -106,7 +115,7 @@ func sumPerChannel[T Float](x, y []T, n, c, hw int) {
 		default:
 			if y32, ok := f32s(y); ok && hw%8 == 0 {
 				// sumSerial's vector path without a call per plane: the same sums
-				vec.SumPlanesF32(p32(y32), p32(any(img).([]float32)), c, hw)
+				vec.SumPlanesF32(p32(y32), p32(any(img).([]float32)), hi-lo, hw)
 				continue
 			}
 			for ch := range y {
