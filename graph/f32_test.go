@@ -131,12 +131,12 @@ func TestFusionMatchesUnfused(t *testing.T) {
 // fuseRunMin) as with kernels that compute one run at a time and leave those runs unfused;
 // and kernels do expand.
 func TestFusionExpandSameBits(t *testing.T) {
-	defer func() { fuseExpandOn, fuseShortRuns, fuseChannelsOn = true, true, true }()
+	defer func() { fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums = true, true, true, true }()
 	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}, {64, 8, 2, 2}, {128, 16, 1, 1}} {
-		var got [4][]float64
-		expanded, channels := 0, 0
-		for i, on := range [][3]bool{{true, true, true}, {true, false, true}, {false, false, true}, {true, true, false}} {
-			fuseExpandOn, fuseShortRuns, fuseChannelsOn = on[0], on[1], on[2]
+		var got [5][]float64
+		expanded, channels, planes := 0, 0, 0
+		for i, on := range [][4]bool{{true, true, true, true}, {true, false, true, true}, {false, false, true, true}, {true, true, false, true}, {true, true, true, false}} {
+			fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums = on[0], on[1], on[2], on[3]
 			g := G.NewGraph()
 			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
 			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
@@ -188,6 +188,9 @@ func TestFusionExpandSameBits(t *testing.T) {
 				if k != nil && i == 0 && slices.Contains(k.channel, true) {
 					channels++
 				}
+				if k != nil && i == 0 && k.planes != nil {
+					planes++
+				}
 			}
 			if err := p.Run(context.Background()); err != nil {
 				t.Fatal(err)
@@ -196,14 +199,14 @@ func TestFusionExpandSameBits(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if expanded == 0 || channels == 0 {
-			t.Fatalf("%v: no kernel expanded its broadcast operands (%d) or read a per-channel broadcast's values (%d)", s, expanded, channels)
+		if expanded == 0 || channels == 0 || planes == 0 {
+			t.Fatalf("%v: no kernel expanded its broadcast operands (%d), read a per-channel broadcast's values (%d) or summed per channel (%d)", s, expanded, channels, planes)
 		}
 		for i := range got[0] {
 			for j := 1; j < len(got); j++ {
 				if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[j][i])) {
 					t.Fatalf("%v: value %d is %v expanded with short runs fused, %v (%s)", s, i, got[0][i], got[j][i],
-						[]string{"", "short runs unfused", "run by run, short runs unfused", "per-channel broadcasts materialized"}[j])
+						[]string{"", "short runs unfused", "run by run, short runs unfused", "per-channel broadcasts materialized", "per-channel sums unfused"}[j])
 				}
 			}
 		}

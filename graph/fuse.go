@@ -49,6 +49,10 @@ type fusedKernel struct {
 	// stride 0), is the number of elements after which it repeats (else 0): fusedDo expands
 	// one period once a run, and blocks within a period read it there instead of expanding
 	period []int
+	// planes, for a kernel whose root sums its input per channel (an N×C×H×W input to C
+	// sums: a batch norm's statistics and their gradients), is N, C and H·W; the blocks are then
+	// runs of whole planes of one image, each plane summed as sumPerChannel sums it
+	planes *[3]int
 }
 
 // fuseExpandSpan is the span below which a fused kernel expands its broadcast leaves into
@@ -238,6 +242,17 @@ func (k *fusedKernel) regs() int {
 	return n
 }
 
+// channelSumRoot reports whether n sums its N×C×H×W input per channel (sumPerChannel).
+func channelSumRoot(n *G.Node, kids []*G.Node) bool {
+	op, ok := n.Op().(*sumToOp)
+	return ok && fuseChannelSums && len(kids) == 1 && perChannel(op.keep, op.src) && kids[0].Shape().TotalSize() >= fuseMin &&
+		n.Shape().TotalSize() < kids[0].Shape().TotalSize()
+}
+
+// fuseChannelSums lets per-channel sums fuse their input's kernel; off for tests that compare
+// with the sum of the materialized input.
+var fuseChannelSums = true
+
 // sumRoot reports whether n sums all elements of its input.
 func sumRoot(n *G.Node, kids []*G.Node) bool {
 	_, ok := n.Op().(*sumToOp)
@@ -280,7 +295,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 		ks := kidNodes(i)
 		ew[i], short[i] = fusable(nd, ks)
-		root[i] = ew[i] || sumRoot(nd, ks)
+		root[i] = ew[i] || sumRoot(nd, ks) || channelSumRoot(nd, ks)
 	}
 	p.inlined = make([]bool, n)
 	for i := range p.nodes {
@@ -293,7 +308,7 @@ func (p *Program) fuse(outputs []*G.Node) {
 		}
 		size := p.nodes[c].Shape().TotalSize()
 		if !ew[c] { // a sum: its input's size
-			if short[i] {
+			if short[i] && !channelSumRoot(p.nodes[c], kidNodes(c)) { // whose blocks sum planes
 				continue
 			}
 			size = p.nodes[i].Shape().TotalSize()
@@ -418,6 +433,11 @@ func (p *Program) fuse(outputs []*G.Node) {
 			k.sum = true
 			k.size = p.nodes[p.kids[i][0]].Shape().TotalSize()
 		}
+		if k.sum && channelSumRoot(p.nodes[i], kidNodes(i)) {
+			k.planeKernel(p.nodes[p.kids[i][0]].Shape())
+			p.fused[i] = k
+			continue
+		}
 		k.span, k.blk = k.size, fuseBlock
 		for l, pat := range k.pats {
 			if pat != nil && !k.channel[l] {
@@ -457,6 +477,30 @@ func (p *Program) fuse(outputs []*G.Node) {
 			for j, l := range k.leaves {
 				fmt.Fprintf(os.Stderr, "   leaf %d: %v %v pat %+v\n", j, p.nodes[l].Op(), p.nodes[l].Shape(), k.pats[j])
 			}
+		}
+	}
+}
+
+// planeKernel sets the blocks of a kernel whose root sums its input of shape s per channel:
+// runs of whole planes of one image, about fuseBlock elements, every broadcast operand
+// expanded (the blocks do not follow its runs; they cannot change the sums, which are a
+// plane's each).
+func (k *fusedKernel) planeKernel(s tensor.Shape) {
+	n, c, hw := s[0], s[1], s[2]*s[3]
+	k.planes = &[3]int{n, c, hw}
+	k.span, k.blk = k.size, min(c, max(1, fuseBlock/max(hw, 1)))*hw
+	k.expand = make([]int, len(k.pats))
+	k.period = make([]int, len(k.pats))
+	slot := 0
+	for l, pat := range k.pats {
+		k.expand[l] = -1
+		if pat == nil {
+			continue
+		}
+		k.expand[l] = slot
+		slot++
+		if len(pat.outer) > 0 && pat.strides[0] == 0 && pat.outer[0] > 1 {
+			k.period[l] = k.size / pat.outer[0]
 		}
 	}
 }
@@ -560,6 +604,10 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		s := r*k.span + j*k.blk
 		return s, min(s+k.blk, (r+1)*k.span)
 	}
+	if k.planes != nil {
+		planeSums(k, y, leaves, periods)
+		return v, nil
+	}
 	if k.sum {
 		group := max(1, (1<<15)/k.blk) // blocks per partial sum: fixed by the shapes alone
 		parts := make([]T, (blocks+group-1)/group)
@@ -590,6 +638,31 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		putWorkspace(ws)
 	})
 	return v, nil
+}
+
+// planeSums computes a kernel whose root sums per channel (k.planes) into y: groups of
+// channels split across cores, each computing its planes image after image and adding each
+// plane's sum to its channel as sumPerChannel does, so the bits of the unfused sum for any
+// number of cores.
+func planeSums[T Float](k *fusedKernel, y []T, leaves, periods [][]T) {
+	n, c, hw := k.planes[0], k.planes[1], k.planes[2]
+	cb := k.blk / max(hw, 1) // channels a block
+	clear0(y)
+	if n == 0 || c == 0 || hw == 0 {
+		return
+	}
+	groups := (c + cb - 1) / cb
+	parallelFor(groups, max(1, elementwiseGrain/(n*k.blk)), func(lo, hi int) {
+		ws := getWorkspace[T](k.regs() * k.blk)
+		for g := lo; g < hi; g++ {
+			c0, c1 := g*cb, min((g+1)*cb, c)
+			for i := 0; i < n; i++ {
+				vals := fusedBlock(k, *ws, leaves, periods, (i*c+c0)*hw, (i*c+c1)*hw, nil)
+				sumChannels(vals, y[c0:c1], 1, c1-c0, hw, 0, c1-c0)
+			}
+		}
+		putWorkspace(ws)
+	})
 }
 
 func gcd(a, b int) int {
