@@ -131,12 +131,20 @@ func TestFusionMatchesUnfused(t *testing.T) {
 // fuseRunMin) as with kernels that compute one run at a time and leave those runs unfused;
 // and kernels do expand.
 func TestFusionExpandSameBits(t *testing.T) {
-	defer func() { fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums = true, true, true, true }()
+	blk := fuseBlockEW
+	defer func() {
+		fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums, fuseBlockEW = true, true, true, true, blk
+	}()
 	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}, {64, 8, 2, 2}, {128, 16, 1, 1}} {
-		var got [5][]float64
+		var got [6][]float64
 		expanded, channels, planes := 0, 0, 0
-		for i, on := range [][4]bool{{true, true, true, true}, {true, false, true, true}, {false, false, true, true}, {true, true, false, true}, {true, true, true, false}} {
+		for i, on := range [][5]bool{{true, true, true, true, true}, {true, false, true, true, true}, {false, false, true, true, true},
+			{true, true, false, true, true}, {true, true, true, false, true}, {true, true, true, true, false}} {
 			fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums = on[0], on[1], on[2], on[3]
+			fuseBlockEW = blk
+			if !on[4] {
+				fuseBlockEW = fuseBlock
+			}
 			g := G.NewGraph()
 			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
 			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
@@ -206,7 +214,8 @@ func TestFusionExpandSameBits(t *testing.T) {
 			for j := 1; j < len(got); j++ {
 				if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[j][i])) {
 					t.Fatalf("%v: value %d is %v expanded with short runs fused, %v (%s)", s, i, got[0][i], got[j][i],
-						[]string{"", "short runs unfused", "run by run, short runs unfused", "per-channel broadcasts materialized", "per-channel sums unfused"}[j])
+						[]string{"", "short runs unfused", "run by run, short runs unfused", "per-channel broadcasts materialized", "per-channel sums unfused",
+							"blocks of fuseBlock"}[j])
 				}
 			}
 		}
