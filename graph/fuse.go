@@ -592,19 +592,19 @@ func fusedDo[T Float](k *fusedKernel, shape tensor.Shape, dst G.Value, lv []G.Va
 		leaves[i] = e
 	}
 	v, y := output[T](dst, shape)
-	// the periodic leaves' values over one period
+	// the periodic leaves' values over one period, in one workspace
 	var periods [][]T
-	for l, P := range k.period {
-		if P == 0 {
-			continue
-		}
-		if periods == nil {
-			periods = make([][]T, len(k.period))
-		}
-		buf := getWorkspace[T](P)
+	if total := sumInts(k.period); total > 0 {
+		buf := getWorkspace[T](total)
 		defer putWorkspace(buf)
-		expandPattern(k.pats[l], leaves[l], 0, P, *buf)
-		periods[l] = *buf
+		periods = make([][]T, len(k.period))
+		rest := *buf
+		for l, P := range k.period {
+			if P > 0 {
+				periods[l], rest = rest[:P], rest[P:]
+				expandPattern(k.pats[l], leaves[l], 0, P, periods[l])
+			}
+		}
 	}
 	// blocks: each run of k.run elements in pieces of at most k.blk
 	per := (k.span + k.blk - 1) / k.blk
@@ -673,6 +673,14 @@ func planeSums[T Float](k *fusedKernel, y []T, leaves, periods [][]T) {
 		}
 		putWorkspace(ws)
 	})
+}
+
+func sumInts(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
 
 func gcd(a, b int) int {
