@@ -122,13 +122,13 @@ func TestConvPathsMatchReference(t *testing.T) {
 					op.out, op.dt = out, dt
 					var got []float64
 					if dt == tensor.Float32 {
-						v, err := convDo[float32](op, nil, asDense[float32](in0, s0), asDense[float32](in1, s1))
+						v, err := convDo[float32](op, nil, asDense[float32](in0, s0), asDense[float32](in1, s1), nil)
 						if err != nil {
 							t.Fatal(err)
 						}
 						got, _ = ToFloat64s(v)
 					} else {
-						v, err := convDo[float64](op, nil, asDense[float64](in0, s0), asDense[float64](in1, s1))
+						v, err := convDo[float64](op, nil, asDense[float64](in0, s0), asDense[float64](in1, s1), nil)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -204,7 +204,7 @@ func TestConvShiftSameBits(t *testing.T) {
 			}
 			op.out, op.dt = [...]tensor.Shape{w.outShape(tc.f), w.inShape(), w.filterShape(tc.f)}[kind], tensor.Float32
 			run := func() []float32 {
-				v, err := convDo[float32](op, nil, in[0], in[1])
+				v, err := convDo[float32](op, nil, in[0], in[1], nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -287,7 +287,7 @@ func benchConvKinds(b *testing.B, tag string, in tensor.Shape, F, k int, g Geome
 			b.ReportAllocs()
 			c0 := cpuSecondsNow()
 			for i := 0; i < b.N; i++ {
-				if _, err := convDo[float32](op, dst, in[0], in[1]); err != nil {
+				if _, err := convDo[float32](op, dst, in[0], in[1], nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -325,7 +325,7 @@ func TestConvDeterministicAcrossCores(t *testing.T) {
 			op.plan()
 			op.out, op.dt = [...]tensor.Shape{w.outShape(F), w.inShape(), w.filterShape(F)}[kind], tensor.Float32
 			run := func() []float32 {
-				v, err := convDo[float32](op, nil, in[0], in[1])
+				v, err := convDo[float32](op, nil, in[0], in[1], nil)
 				if err != nil {
 					t.Fatal(err)
 				}

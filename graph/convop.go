@@ -86,9 +86,19 @@ func newConv(kind convKind, win window, f int, a, b *G.Node) (*G.Node, error) {
 func (op *convOp) Do(in ...G.Value) (G.Value, error) { return op.DoInto(nil, in...) }
 
 func (op *convOp) DoInto(dst G.Value, in ...G.Value) (G.Value, error) {
+	return op.doIntoSupport(dst, nil, in...)
+}
+
+// doIntoSupport is DoInto with the run's memos (s may be nil): a convolution over live taps
+// and its input gradient in the same run gather the filters' taps once (filterMemo).
+func (op *convOp) doIntoSupport(dst G.Value, s *rowSupport, in ...G.Value) (G.Value, error) {
+	var m *filterMemo
+	if s != nil {
+		m = s.filters
+	}
 	return run(op.dt,
-		func() (G.Value, error) { return convDo[float64](op, dst, in[0], in[1]) },
-		func() (G.Value, error) { return convDo[float32](op, dst, in[0], in[1]) })
+		func() (G.Value, error) { return convDo[float64](op, dst, in[0], in[1], m) },
+		func() (G.Value, error) { return convDo[float32](op, dst, in[0], in[1], m) })
 }
 
 // convChunks is the number of partial sums a filter gradient is split into (fixed, so that
@@ -131,7 +141,7 @@ func putWorkspace[T Float](b *[]T) {
 	}
 }
 
-func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
+func convDo[T Float](op *convOp, dst, av, bv G.Value, memo *filterMemo) (G.Value, error) {
 	a, err := Elements[T](av)
 	if err != nil {
 		return nil, err
@@ -149,7 +159,7 @@ func convDo[T Float](op *convOp, dst, av, bv G.Value) (G.Value, error) {
 	}
 	v, y := output[T](dst, op.out)
 	if op.batched && convPath != "image" {
-		convBatchedDo(op, a, b, y)
+		convBatchedDo(op, a, b, y, memo)
 		return v, nil
 	}
 	one := w

@@ -169,6 +169,9 @@ type binaryOp struct {
 	kind       binaryKind
 	sa, sb     []int // operand strides over the output's dims (0 where broadcast)
 	sameShapes bool
+	// chanOperand is 1 or 2 where that operand is one value per channel (1×C×1×1) and the
+	// other is the whole N×C×H×W output (batch norm's statistics and parameters), else 0
+	chanOperand int
 }
 
 func binary(kind binaryKind, a, b *G.Node) (*G.Node, error) {
@@ -190,6 +193,13 @@ func binary(kind binaryKind, a, b *G.Node) (*G.Node, error) {
 	op := &binaryOp{base: newBase(d.name, "", out, a, b), kind: kind, sameShapes: as.Eq(bs)}
 	op.sa = broadcastStrides(aligned(as, len(out)), out)
 	op.sb = broadcastStrides(aligned(bs, len(out)), out)
+	switch la, lb := aligned(as, len(out)), aligned(bs, len(out)); {
+	case op.sameShapes:
+	case lb.Eq(out) && perChannel(la, out):
+		op.chanOperand = 1
+	case la.Eq(out) && perChannel(lb, out):
+		op.chanOperand = 2
+	}
 	return apply(op, a, b)
 }
 
@@ -252,6 +262,17 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 		parallelFor(len(y), elementwiseGrain, func(lo, hi int) { d.apply(y[lo:hi], a, b[lo:hi], 0, 1) })
 		return v, nil
 	}
+	if op.chanOperand != 0 {
+		ch, full := b, a
+		if op.chanOperand == 1 {
+			ch, full = a, b
+		}
+		if len(ch) != op.out[1] || len(full) != len(y) {
+			return nil, fmt.Errorf("graph: %v: operand sizes %d, %d, want %d and %d", op, len(a), len(b), len(y), op.out[1])
+		}
+		binaryPerChannel(d, y, a, b, op.out[0], op.out[1], op.out[2]*op.out[3], op.chanOperand)
+		return v, nil
+	}
 	nd := len(op.out)
 	ia, ib := 0, 0
 	if nd > 0 {
@@ -261,6 +282,60 @@ func binaryDo[T Float](op *binaryOp, dst, av, bv G.Value) (G.Value, error) {
 		d.apply(y[o[0]:o[0]+n], a[o[1]:], b[o[2]:], ia, ib)
 	})
 	return v, nil
+}
+
+// binaryPerChannel is binaryDo where operand which (1 or 2) holds one value per channel of
+// the n×c×hw output and the other is as large as the output, without the walk's call per
+// channel and image (on 1×1 and 2×2 maps it cost more than the arithmetic). It computes what
+// the walk computes: maps of at least 8 elements a channel at a time with the channel's value
+// as a scalar operand (the kernels for a scalar operand are not those for two arrays: Mul's
+// affine form makes −0 of +0); smaller maps, which the walk computed with the scalar
+// definition, as whole images against the channel values expanded over one image's maps
+// (the kernels for two arrays give the scalar definition's bits).
+func binaryPerChannel[T Float](d *binaryDef[T], y, a, b []T, n, c, hw, which int) {
+	per := c * hw
+	ch, full := b, a
+	if which == 1 {
+		ch, full = a, b
+	}
+	grain := max(1, elementwiseGrain/max(per, 1))
+	if hw >= 8 {
+		parallelFor(n, grain, func(lo, hi int) {
+			for o := lo * c; o < hi*c; o++ {
+				yo, fo, co := y[o*hw:][:hw], full[o*hw:][:hw], ch[o%c:]
+				if which == 1 {
+					d.apply(yo, co, fo, 0, 1)
+				} else {
+					d.apply(yo, fo, co, 1, 0)
+				}
+			}
+		})
+		return
+	}
+	pat := ch[:c] // on 1×1 maps the values are the image's pattern
+	var buf *[]T
+	if hw > 1 {
+		buf = getWorkspace[T](per)
+		pat = *buf
+		for i, e := range ch[:c] {
+			for j := range hw {
+				pat[i*hw+j] = e
+			}
+		}
+	}
+	parallelFor(n, grain, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			yi, fi := y[i*per:][:per], full[i*per:][:per]
+			if which == 1 {
+				d.apply(yi, pat, fi, 1, 1)
+			} else {
+				d.apply(yi, fi, pat, 1, 1)
+			}
+		}
+	})
+	if buf != nil {
+		putWorkspace(buf)
+	}
 }
 
 // apply computes y[i] = a[i·sa] ∘ b[i·sb] for one row, with the AVX2 kernels where they apply.

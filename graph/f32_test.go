@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -130,12 +131,20 @@ func TestFusionMatchesUnfused(t *testing.T) {
 // fuseRunMin) as with kernels that compute one run at a time and leave those runs unfused;
 // and kernels do expand.
 func TestFusionExpandSameBits(t *testing.T) {
-	defer func() { fuseExpandOn, fuseShortRuns = true, true }()
+	blk := fuseBlockEW
+	defer func() {
+		fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums, fuseBlockEW = true, true, true, true, blk
+	}()
 	for _, s := range [][4]int{{20, 5, 4, 4}, {3, 7, 7, 7}, {8, 3, 16, 3}, {64, 8, 2, 2}, {128, 16, 1, 1}} {
-		var got [3][]float64
-		expanded := 0
-		for i, on := range [][2]bool{{true, true}, {true, false}, {false, false}} {
-			fuseExpandOn, fuseShortRuns = on[0], on[1]
+		var got [6][]float64
+		expanded, channels, planes := 0, 0, 0
+		for i, on := range [][5]bool{{true, true, true, true, true}, {true, false, true, true, true}, {false, false, true, true, true},
+			{true, true, false, true, true}, {true, true, true, false, true}, {true, true, true, true, false}} {
+			fuseExpandOn, fuseShortRuns, fuseChannelsOn, fuseChannelSums = on[0], on[1], on[2], on[3]
+			fuseBlockEW = blk
+			if !on[4] {
+				fuseBlockEW = fuseBlock
+			}
 			g := G.NewGraph()
 			rng := rand.New(rand.NewPCG(uint64(s[1]), 7))
 			x := G.NewTensor(g, tensor.Float32, 4, G.WithShape(s[:]...), G.WithName("x"),
@@ -184,6 +193,12 @@ func TestFusionExpandSameBits(t *testing.T) {
 				if k != nil && k.expand != nil && i == 0 {
 					expanded++
 				}
+				if k != nil && i == 0 && slices.Contains(k.channel, true) {
+					channels++
+				}
+				if k != nil && i == 0 && k.planes != nil {
+					planes++
+				}
 			}
 			if err := p.Run(context.Background()); err != nil {
 				t.Fatal(err)
@@ -192,14 +207,15 @@ func TestFusionExpandSameBits(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if expanded == 0 {
-			t.Fatalf("%v: no kernel expanded its broadcast operands", s)
+		if expanded == 0 || channels == 0 || planes == 0 {
+			t.Fatalf("%v: no kernel expanded its broadcast operands (%d), read a per-channel broadcast's values (%d) or summed per channel (%d)", s, expanded, channels, planes)
 		}
 		for i := range got[0] {
-			for j := 1; j < 3; j++ {
+			for j := 1; j < len(got); j++ {
 				if math.Float32bits(float32(got[0][i])) != math.Float32bits(float32(got[j][i])) {
 					t.Fatalf("%v: value %d is %v expanded with short runs fused, %v (%s)", s, i, got[0][i], got[j][i],
-						[]string{"", "short runs unfused", "run by run, short runs unfused"}[j])
+						[]string{"", "short runs unfused", "run by run, short runs unfused", "per-channel broadcasts materialized", "per-channel sums unfused",
+							"blocks of fuseBlock"}[j])
 				}
 			}
 		}
@@ -207,50 +223,140 @@ func TestFusionExpandSameBits(t *testing.T) {
 }
 
 // TestSumPerChannelSameBits: the per-channel sum (a batch norm's statistics) gives the bits of
-// the general walk, in float32 and float64, on maps of 1 to 49 pixels, with negative zeros,
-// infinities and NaN among the values.
+// the general walk, in float32 and float64, on maps of 1 to 256 pixels (those of a multiple of
+// 8 through vec.SumPlanesF32 in float32), with negative zeros, infinities, subnormals and NaN
+// among the values.
 func TestSumPerChannelSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 9))
-	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}} {
+	for _, s := range [][4]int{{5, 3, 1, 1}, {4, 6, 1, 2}, {3, 5, 2, 2}, {2, 4, 1, 7}, {3, 2, 2, 4}, {2, 3, 3, 3}, {2, 2, 4, 4}, {2, 3, 7, 7}, {3, 5, 4, 6}, {2, 3, 4, 8}, {2, 4, 4, 10}, {3, 3, 8, 8}, {2, 2, 9, 8}, {1, 3, 16, 16}, {50, 64, 8, 8}, {50, 130, 2, 2}} {
 		src := tensor.Shape(s[:])
 		keep := tensor.Shape{1, s[1], 1, 1}
 		if !perChannel(keep, src) {
 			t.Fatalf("%v → %v is not per channel", src, keep)
 		}
-		x := randSlice(rng, src.TotalSize())
-		for i := range x {
-			switch rng.IntN(12) {
-			case 0:
-				x[i] = math.Copysign(0, -1)
-			case 1:
+		for _, inf := range []bool{true, false} { // with infinities and a NaN, and with finite values only
+			sumPerChannelCase(t, rng, src, keep, inf)
+		}
+	}
+}
+
+// sumPerChannelCase is one case of TestSumPerChannelSameBits.
+func sumPerChannelCase(t *testing.T, rng *rand.Rand, src, keep tensor.Shape, inf bool) {
+	t.Helper()
+	x := randSlice(rng, src.TotalSize())
+	for i := range x {
+		switch rng.IntN(12) {
+		case 0:
+			x[i] = math.Copysign(0, -1)
+		case 1:
+			if inf {
 				x[i] = math.Inf(1 - 2*rng.IntN(2))
-			case 2:
-				x[i] = 0
 			}
+		case 2:
+			x[i] = 0
+		case 3:
+			x[i] = 0x1p-140 * float64(1+rng.IntN(100)) // subnormal in float32
 		}
+	}
+	if inf {
 		x[rng.IntN(len(x))] = math.NaN()
-		check := func(name string, got, want []float64) {
-			for i := range want {
-				if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
-					t.Fatalf("%v %s: channel %d is %v, the walk gives %v", src, name, i, got[i], want[i])
-				}
+	}
+	check := func(name string, got, want []float64) {
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("%v %s: channel %d is %v, the walk gives %v", src, name, i, got[i], want[i])
 			}
 		}
-		g64, w64 := make([]float64, s[1]), make([]float64, s[1])
-		sumPerChannel(x, g64, s[0], s[1], s[2]*s[3])
-		sumToWalk(keep, src, x, w64)
-		check("float64", g64, w64)
-		x32 := make([]float32, len(x))
-		for i, e := range x {
-			x32[i] = float32(e)
+	}
+	g64, w64 := make([]float64, src[1]), make([]float64, src[1])
+	sumPerChannel(x, g64, src[0], src[1], src[2]*src[3])
+	sumToWalk(keep, src, x, w64)
+	check("float64", g64, w64)
+	x32 := make([]float32, len(x))
+	for i, e := range x {
+		x32[i] = float32(e)
+	}
+	g32, w32 := make([]float32, src[1]), make([]float32, src[1])
+	sumPerChannel(x32, g32, src[0], src[1], src[2]*src[3])
+	sumToWalk(keep, src, x32, w32)
+	for i := range w32 {
+		if math.Float32bits(g32[i]) != math.Float32bits(w32[i]) {
+			t.Fatalf("%v float32: channel %d is %v, the walk gives %v", src, i, g32[i], w32[i])
 		}
-		g32, w32 := make([]float32, s[1]), make([]float32, s[1])
-		sumPerChannel(x32, g32, s[0], s[1], s[2]*s[3])
-		sumToWalk(keep, src, x32, w32)
-		for i := range w32 {
-			if math.Float32bits(g32[i]) != math.Float32bits(w32[i]) {
-				t.Fatalf("%v float32: channel %d is %v, the walk gives %v", src, i, g32[i], w32[i])
+	}
+}
+
+// TestBinaryPerChannelSameBits: a binary op with one operand per channel (1×C×1×1, either
+// side) on an N×C×H×W output gives, through binaryPerChannel, the bits the walk gives, for
+// every kind and both element types, on 1×1, 2×2 and odd maps (runs under and over a vector
+// block) with zeros of both signs, infinities, subnormals and NaNs in both operands.
+func TestBinaryPerChannelSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 3))
+	awkward := func(v []float64) {
+		for i := range v {
+			switch rng.IntN(10) {
+			case 0:
+				v[i] = math.Copysign(0, -1)
+			case 1:
+				v[i] = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				v[i] = 0x1p-140 * float64(1+rng.IntN(100)) // subnormal in float32
+			case 3:
+				v[i] = math.NaN()
 			}
+		}
+	}
+	for _, s := range [][4]int{{5, 3, 1, 1}, {1, 40, 2, 1}, {3, 5, 2, 2}, {2, 4, 1, 7}, {2, 3, 3, 5}, {2, 2, 5, 5}, {70, 9, 2, 2}} {
+		out := tensor.Shape(s[:])
+		full, ch := randSlice(rng, out.TotalSize()), randSlice(rng, s[1])
+		awkward(full)
+		awkward(ch)
+		for kind := binaryKind(0); kind < numBinary; kind++ {
+			for which := 1; which <= 2; which++ {
+				checkPerChannel[float64](t, kind, which, out, full, ch)
+				checkPerChannel[float32](t, kind, which, out, full, ch)
+			}
+		}
+	}
+}
+
+// checkPerChannel runs one per-channel binary op both ways (see TestBinaryPerChannelSameBits).
+func checkPerChannel[T Float](t *testing.T, kind binaryKind, which int, out tensor.Shape, full, ch []float64) {
+	t.Helper()
+	dt := tensor.Float64
+	if _, ok := any(T(0)).(float32); ok {
+		dt = tensor.Float32
+	}
+	g := G.NewGraph()
+	fv, cv := asDense[T](full, out), asDense[T](ch, tensor.Shape{1, out[1], 1, 1})
+	fn := G.NewTensor(g, dt, 4, G.WithShape(out...), G.WithName("full"), G.WithValue(fv))
+	cn := G.NewTensor(g, dt, 4, G.WithShape(1, out[1], 1, 1), G.WithName("ch"), G.WithValue(cv))
+	a, b, av, bv := cn, fn, G.Value(cv), G.Value(fv)
+	if which == 2 {
+		a, b, av, bv = fn, cn, fv, cv
+	}
+	y, err := binary(kind, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := y.Op().(*binaryOp)
+	if op.chanOperand != which {
+		t.Fatalf("%v, operand %d per channel: chanOperand %d", out, which, op.chanOperand)
+	}
+	got, err := binaryDo[T](op, nil, av, bv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked := *op
+	walked.chanOperand = 0 // the general walk
+	want, err := binaryDo[T](&walked, nil, av, bv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, ws := got.Data().([]T), want.Data().([]T)
+	for i := range ws {
+		if math.Float64bits(float64(gs[i])) != math.Float64bits(float64(ws[i])) && !(gs[i] != gs[i] && ws[i] != ws[i]) {
+			t.Fatalf("%v %v %s, operand %d per channel: element %d is %v, the walk gives %v", dt, out, op, which, i, gs[i], ws[i])
 		}
 	}
 }
@@ -259,7 +365,7 @@ func TestSumPerChannelSameBits(t *testing.T) {
 // of BroadcastTo), against the definition, and the same through the general walk.
 func TestBroadcastPerChannel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	for _, s := range [][4]int{{3, 5, 1, 1}, {2, 4, 2, 2}, {2, 3, 1, 7}, {2, 2, 7, 7}} {
+	for _, s := range [][4]int{{3, 5, 1, 1}, {1, 6, 2, 2}, {2, 4, 2, 2}, {2, 3, 1, 7}, {2, 2, 7, 7}} {
 		out := tensor.Shape(s[:])
 		keep := tensor.Shape{1, s[1], 1, 1}
 		x := randSlice(rng, s[1])

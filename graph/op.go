@@ -30,7 +30,8 @@ type intoDoer interface {
 }
 
 // supportDoer is implemented by ops that can also say, as they write their result, which of
-// its rows may be nonzero (Program.NonzeroRows).
+// its rows may be nonzero (Program.NonzeroRows), or that use what the run in progress keeps
+// of their operands (the memos in rowSupport).
 type supportDoer interface {
 	doIntoSupport(dst G.Value, s *rowSupport, inputs ...G.Value) (G.Value, error)
 }
@@ -48,6 +49,9 @@ type rowSupport struct {
 	buf             unsafe.Pointer
 	// left, for a product, is the memo of its left operand's node in the run in progress.
 	left *operandMemo
+	// filters, for a convolution over live taps, is the memo of its filter node's gathered
+	// taps in the run in progress.
+	filters *filterMemo
 }
 
 // Float is the element type of the values this package computes with.

@@ -34,6 +34,9 @@ type Program struct {
 	support []rowSupport
 	// memos holds, for each node, what this run's products learned of it as a left operand
 	memos []operandMemo
+	// filters holds, for each filter node of convolutions that gather live taps, the taps
+	// as this run gathered them (filterMemo)
+	filters []filterMemo
 	// promises are the NonzerosAt promises for the next run
 	promises []nonzeroPromise
 
@@ -231,6 +234,9 @@ func (p *Program) runKeeping(ctx context.Context, keep []bool) error {
 			if isProduct {
 				p.rememberLeft(i)
 			}
+			if c, ok := op.(*convOp); ok && c.gathersFilters() {
+				p.rememberFilters(i)
+			}
 			if isProduct && p.lazy != nil && p.lazy[i] {
 				v, err = p.execProduct(i, mm, dst, args)
 			} else {
@@ -266,6 +272,17 @@ func (p *Program) rememberLeft(i int) {
 	m := &p.memos[p.kids[i][0]]
 	m.now = p.runs
 	p.support[i].left = m
+}
+
+// rememberFilters points convolution i at the memo of its filter node's live taps for this
+// run.
+func (p *Program) rememberFilters(i int) {
+	if p.filters == nil {
+		p.filters = make([]filterMemo, len(p.nodes))
+	}
+	m := &p.filters[p.kids[i][1]]
+	m.now = p.runs
+	p.support[i].filters = m
 }
 
 func (p *Program) runFused(i int, dst G.Value) (v G.Value, err error) {

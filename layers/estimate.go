@@ -82,8 +82,11 @@ func EstimateConvNetBytes(cfg ConvNetConfig, svhn bool, batch int, dtype tensor.
 		if svhn {
 			f = int64(cfg.Filters) << i
 			conv(c, f)
-			params += 4 * f           // batch norm: γ, β and the running statistics
-			act += 6 * f * int64(h*w) // batch norm: centred, squared, normalized, scaled, shifted, output
+			params += 4 * f // batch norm: γ, β and the running statistics
+			// batch norm: centred, normalized, scaled, shifted, output (the squared deviations
+			// and the products its gradients sum per channel are summed as they are computed,
+			// graph's fused per-channel sums, and never stored)
+			act += 5 * f * int64(h*w)
 			conv(f, f)
 		} else {
 			conv(c, f)

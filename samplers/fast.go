@@ -39,14 +39,20 @@ var _ FiniteTeller = (*Adam)(nil)
 // fastFiniteGrads is finiteGrads through graph's vector scan: the same check and error, at
 // memory speed, reading a gradient with known rows (StepRows) only in those rows, and none
 // that proved (nil, or a flag per gradient: FiniteTeller) says is finite.
+//
+// It reads the gradients last to first and reports the first one that fails, as a scan in
+// order would: the optimizers' update, which follows, reads them first to last, and so finds
+// the first tens of MB (a ResNet-18's 45 MB of gradients) still in the last-level cache.
 func fastFiniteGrads[T graph.Float](params []*tensor.Dense, grads []G.Value, rows [][]int32, proved []bool) error {
-	for i, g := range grads {
+	var first error
+	for i := len(grads) - 1; i >= 0; i-- {
 		if proved != nil && proved[i] {
 			continue
 		}
-		e, err := values[T](g)
+		e, err := values[T](grads[i])
 		if err != nil {
-			return fmt.Errorf("samplers: gradient %d: %w", i, err)
+			first = fmt.Errorf("samplers: gradient %d: %w", i, err)
+			continue
 		}
 		j := -1
 		if r := rowsOf(rows, i); r != nil {
@@ -55,10 +61,10 @@ func fastFiniteGrads[T graph.Float](params []*tensor.Dense, grads []G.Value, row
 			j = graph.FirstNonFinite(e)
 		}
 		if j >= 0 {
-			return fmt.Errorf("samplers: gradient of parameter %d has a non-finite entry (%v at flat index %d)", i, e[j], j)
+			first = fmt.Errorf("samplers: gradient of parameter %d has a non-finite entry (%v at flat index %d)", i, e[j], j)
 		}
 	}
-	return nil
+	return first
 }
 
 // RowStepper is implemented by optimizers that can be told, with the gradients, the rows

@@ -248,6 +248,10 @@ func TestOptimizerErrors(t *testing.T) {
 		{"nan", []*tensor.Dense{dense[float64]([]float64{1}, 1), dense[float64]([]float64{1, 2}, 2)},
 			[]G.Value{dense[float64]([]float64{1}, 1), nan}, "gradient of parameter 1 has a non-finite entry"},
 		{"inf", []*tensor.Dense{dense[float32]([]float64{1}, 1)}, []G.Value{dense[float32]([]float64{1e39}, 1)}, "gradient of parameter 0 has a non-finite entry"},
+		// several: the first is named, however the check reads them
+		{"first", []*tensor.Dense{dense[float32]([]float64{1}, 1), dense[float32]([]float64{1, 2, 3}, 3), dense[float32]([]float64{1}, 1)},
+			[]G.Value{dense[float32]([]float64{1}, 1), dense[float32]([]float64{0, 1e39, -1e39}, 3), dense[float32]([]float64{1e39}, 1)},
+			"gradient of parameter 1 has a non-finite entry (+Inf at flat index 1)"},
 		{"empty", nil, nil, "no parameters"},
 	}
 	for _, c := range cases {

@@ -187,17 +187,23 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 	if tb { // B is stored n×k: lay out its transpose k×n
 		ws = getBuf[T](pool, k*n)
 		bt := *ws
-		const t = 8 // in 8×8 tiles, so that writes stay within a few cache lines
-		for j0 := 0; j0 < n; j0 += t {
+		// in 8×8 tiles, so that writes stay within a few cache lines, two tiles of rows of B at
+		// a time, so that each row of bt gets a whole 64-byte line at once: a line written in
+		// two halves far apart (a filter gradient's bt is several MB) left the second-level
+		// cache in between and was read back for the second
+		const t = 8
+		for j0 := 0; j0 < n; j0 += 2 * t {
 			for p0 := 0; p0 < k; p0 += t {
-				if ks.size == 4 && j0+t <= n && p0+t <= k {
-					Transpose8x8(unsafe.Pointer(&b[j0*ldb+p0]), ldb*4, unsafe.Pointer(&bt[p0*n+j0]), n*4)
-					continue
-				}
-				for j := j0; j < min(n, j0+t); j++ {
-					row := b[j*ldb+p0 : j*ldb+min(k, p0+t)]
-					for p, e := range row {
-						bt[(p0+p)*n+j] = e
+				for jj := j0; jj < min(n, j0+2*t); jj += t {
+					if ks.size == 4 && jj+t <= n && p0+t <= k {
+						Transpose8x8(unsafe.Pointer(&b[jj*ldb+p0]), ldb*4, unsafe.Pointer(&bt[p0*n+jj]), n*4)
+						continue
+					}
+					for j := jj; j < min(n, jj+t); j++ {
+						row := b[j*ldb+p0 : j*ldb+min(k, p0+t)]
+						for p, e := range row {
+							bt[(p0+p)*n+j] = e
+						}
 					}
 				}
 			}

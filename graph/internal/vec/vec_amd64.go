@@ -51,6 +51,12 @@ func SumF32(x *float32, n int) float32
 //go:noescape
 func DotF32(a, b *float32, n int) float32
 
+// SumPlanesF32 adds to y[i] the sum of plane i of x (hw elements, a multiple of 8), for i < c,
+// each summed as SumF32 sums it.
+//
+//go:noescape
+func SumPlanesF32(y, x *float32, c, hw int)
+
 // FillF32 sets y[i] = v for i < n (a broadcast operand's run, a channel's value over its map).
 //
 //go:noescape

@@ -787,3 +787,55 @@ fill_8:
 fill_done:
 	VZEROUPPER
 	RET
+
+// func SumPlanesF32(y, x *float32, c, hw int): y[i] += Σ x[i·hw … i·hw+hw−1] for i < c, each
+// plane summed in SumF32's lanes and order (hw a multiple of 8): a channel's map at a time of
+// an image, without a call per plane.
+TEXT ·SumPlanesF32(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ c+16(FP), R8
+	MOVQ hw+24(FP), R9
+planes_loop:
+	TESTQ R8, R8
+	JZ planes_done
+	MOVQ R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+planes_32:
+	CMPQ CX, $32
+	JLT planes_8
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP planes_32
+planes_8:
+	CMPQ CX, $8
+	JLT planes_sum
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP planes_8
+planes_sum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS (DI), X5
+	// s + y: the operand order Go compiles y += s to, so that NaN payloads match too
+	VADDSS X5, X0, X5
+	VMOVSS X5, (DI)
+	ADDQ $4, DI
+	DECQ R8
+	JMP planes_loop
+planes_done:
+	VZEROUPPER
+	RET

@@ -20,6 +20,8 @@ func SumF32(x *float32, n int) float32                      { panic("vec: no ker
 
 func DotF32(a, b *float32, n int) float32 { panic("vec: no kernels") }
 
+func SumPlanesF32(y, x *float32, c, hw int) { panic("vec: no kernels") }
+
 func FillF32(y *float32, v float32, n int) { panic("vec: no kernels") }
 
 func ArgMax2x2F32(out, r0, r1 *float32, n int, base, width float32, iota *float32) {
