@@ -28,7 +28,21 @@ import (
 // (the garbage collector's and the parallel products' helpers' time aside) the Hessian-vector
 // products take 14 (the first, full one 4; the other 7 or so, only their direction-dependent
 // part, 10), the Eq. 7 gradients 5, building the programs 2.5 and μ's pass with the training
-// loss 2: the products on 256 rows alone are some 17 gradients, 3.4 epochs' worth. Even Rows =
+// loss 2: the products on 256 rows alone are some 17 gradients, 3.4 epochs' worth. That a
+// partial product costs about two gradients on as many rows is the method's, not a slow path:
+// differentiating the gradient again takes 8 matrix products that depend on the direction
+// for an MLP of one hidden layer (14 for two) against the gradient's 5 (8), as many as
+// Pearlmutter's R-operator would, and the matrix kernels hold 82% of the partial products'
+// CPU time on kc1 (five configurations).
+// What was slow besides, the bias's sums and broadcasts over the 256 rows (a call per row, 3
+// to 4 µs each on a layer of 2 to 16 units against 0.03 to 1.5 µs now), is some 10% of a
+// partial product of a 16-wide MLP and 2 to 3% of a wide one. Three interleaved rounds of
+// BenchmarkWhitebox after that change, at a load of 3 to 4.5 on 2 cores, put kc1's clean
+// trials at 31 to 41% (the code before: 40 to 45%), the authors' at 17 to 25% (18 to 20%) and
+// breast's at 5 to 10% (−0.5 to 7): within the rounds' noise. What remains: the last layer's
+// products of 2 columns (hᵀ·δ for two classes) fill 2 of the AVX-512 kernel's 16 lanes;
+// computed as their transpose they take about a third of the time, but the kernels then sum in
+// another order, so every float32 result, the training's included, would change. Even Rows =
 // 64 leaves kc1's clean trials at 19 to 21%, the costs that do not scale with the rows then
 // weighing as much as the products, and BenchmarkWhiteboxRows shows what it costs the
 // estimates: Eq. 7 moves by a median 89% against 256 rows (its gradients' sampling noise grows
