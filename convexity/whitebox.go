@@ -34,15 +34,17 @@ import (
 // for an MLP of one hidden layer (14 for two) against the gradient's 5 (8), as many as
 // Pearlmutter's R-operator would, and the matrix kernels hold 82% of the partial products'
 // CPU time on kc1 (five configurations).
-// What was slow besides, the bias's sums and broadcasts over the 256 rows (a call per row, 3
-// to 4 µs each on a layer of 2 to 16 units against 0.03 to 1.5 µs now), is some 10% of a
-// partial product of a 16-wide MLP and 2 to 3% of a wide one. Three interleaved rounds of
-// BenchmarkWhitebox after that change, at a load of 3 to 4.5 on 2 cores, put kc1's clean
-// trials at 31 to 41% (the code before: 40 to 45%), the authors' at 17 to 25% (18 to 20%) and
-// breast's at 5 to 10% (−0.5 to 7): within the rounds' noise. What remains: the last layer's
-// products of 2 columns (hᵀ·δ for two classes) fill 2 of the AVX-512 kernel's 16 lanes;
-// computed as their transpose they take about a third of the time, but the kernels then sum in
-// another order, so every float32 result, the training's included, would change. Even Rows =
+// What was slow besides: the bias's sums and broadcasts over the 256 rows (a call per row, 3
+// to 4 µs each on a layer of 2 to 16 units, against 0.03 to 1.5 µs now), and the last
+// layer's weight gradients hᵀ·δ of 2 columns, which filled 2 of the AVX-512 kernel's 16
+// lanes (now 16 rows of the product a vector, 2.8 times faster on 1,024 × 2, to the same
+// bits): up to 15% of a partial product between them (timed alone on one core, MLPs of 16
+// to 1,024 units). Six interleaved rounds of BenchmarkWhitebox against the code before them
+// (three after the first change, three after both; load 3 to 4.8 on 2 cores) put kc1's clean
+// trials at 30 to 42% (before: 38 to 47%; lower in each of the six pairs, by 4 to 9 points),
+// the authors' at 17 to 28% (18 to 29%) and breast's at 3 to 10% (−0.5 to 7). What remains
+// slow: the products A·B of 2 columns (the logits and their direction derivative) still use
+// 2 lanes of 16, and A is not laid out to read down its columns. Even Rows =
 // 64 leaves kc1's clean trials at 19 to 21%, the costs that do not scale with the rows then
 // weighing as much as the products, and BenchmarkWhiteboxRows shows what it costs the
 // estimates: Eq. 7 moves by a median 89% against 256 rows (its gradients' sampling noise grows
