@@ -44,7 +44,7 @@ import (
 // trials at 30 to 42% (before: 38 to 47%; lower in each of the six pairs, by 4 to 9 points),
 // the authors' at 17 to 28% (18 to 29%) and breast's at 3 to 10% (−0.5 to 7). What remains
 // slow: the products A·B of 2 columns (the logits and their direction derivative) still use
-// 2 lanes of 16, and A is not laid out to read down its columns. Even Rows =
+// 2 lanes of 16 (laying A out transposed for the new kernel costs twice what it saves). Even Rows =
 // 64 leaves kc1's clean trials at 19 to 21%, the costs that do not scale with the rows then
 // weighing as much as the products, and BenchmarkWhiteboxRows shows what it costs the
 // estimates: Eq. 7 moves by a median 89% against 256 rows (its gradients' sampling noise grows
