@@ -57,8 +57,35 @@ func sumToDo[T Float](op *sumToOp, dst, xv G.Value) (G.Value, error) {
 		sumPerChannel(x, y, op.src[0], op.src[1], op.src[2]*op.src[3])
 		return v, nil
 	}
+	if len(op.src) == 2 && op.keep[0] == 1 && op.keep[1] == op.src[1] {
+		sumColumns(x, y, op.src[0])
+		return v, nil
+	}
 	sumToWalk(op.keep, op.src, x, y)
 	return v, nil
+}
+
+// narrowColumns is the row width below which sumColumns adds in a plain loop: a call per row
+// into the vector kernels costs more than a row of 16 additions (a bias's gradient over a
+// batch of a narrow layer's rows).
+const narrowColumns = 32
+
+// sumColumns adds the rows rows of x into y (cleared), in row order, as sumToWalk does for a
+// 2-D sum over the first dim: each element of y is ((0 + x₀) + x₁) + … either way.
+func sumColumns[T Float](x, y []T, rows int) {
+	c := len(y)
+	if c >= narrowColumns {
+		for i := 0; i < rows; i++ {
+			binaryRow(kAdd, y, y, x[i*c:][:c], 1, 1)
+		}
+		return
+	}
+	for i := 0; i < rows; i++ {
+		row := x[i*c:][:c]
+		for j := range y {
+			y[j] += row[j]
+		}
+	}
 }
 
 // sumToWalk adds x (shape src) into y (shape keep, cleared), walking x's rows.
@@ -205,6 +232,10 @@ func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error)
 		}
 		return v, nil
 	}
+	if nd == 2 && op.keep[0] == 1 && op.keep[1] == op.out[1] { // a bias over a batch: the row repeated
+		broadcastRows(y, x[:op.out[1]])
+		return v, nil
+	}
 	ks := broadcastStrides(op.keep, op.out)
 	inner := ks[nd-1]
 	walk(op.out, [][]int{rowMajorStrides(op.out), ks}, []int{0, 0}, func(o []int, n int) {
@@ -216,6 +247,23 @@ func broadcastToDo[T Float](op *broadcastToOp, dst, xv G.Value) (G.Value, error)
 		copy(row, x[o[1]:o[1]+n])
 	})
 	return v, nil
+}
+
+// broadcastBlock is the size in elements of the prefix of y that broadcastRows copies from:
+// small enough to stay in the first-level cache, large enough that a narrow row costs a few
+// copies rather than one per row.
+const broadcastBlock = 2048
+
+// broadcastRows fills y with copies of row, by doubling copies up to broadcastBlock elements
+// and then copies of that prefix.
+func broadcastRows[T Float](y, row []T) {
+	n := copy(y, row)
+	for n < len(y) && 2*n <= broadcastBlock {
+		n += copy(y[n:], y[:n])
+	}
+	for i := n; i < len(y); i += n {
+		copy(y[i:], y[:n])
+	}
 }
 
 func (op *broadcastToOp) VJP(in []*G.Node, _, g *G.Node, _ []bool) ([]*G.Node, error) {

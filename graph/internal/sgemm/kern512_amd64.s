@@ -293,3 +293,75 @@ nput:
 	VMOVUPS Z7, K1, (DI)(R13*1)
 	VZEROUPPER
 	RET
+
+// func KernNarrowTZ(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, t unsafe.Pointer)
+//
+// T[j·16 + r] = Σ_p A[p, r]·B[p, j] for the 16 rows r of a transposed A (k×16 of a k×m
+// array, row stride lda bytes) and the 4 columns j of B (k×4, contiguous), summed as
+// Kern8x16ZN sums its blocks: the even and the odd terms in two chains of fused multiply-adds
+// from zero (a last odd term in the even chain), then even + odd. gemm computes Aᵀ·B of at
+// most 4 columns with it (a last layer's weight gradient for two classes), 16 rows of C a
+// vector, where Kern8x16ZN would fill n of its 16 lanes.
+TEXT ·KernNarrowTZ(SB), NOSPLIT, $0-40
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), BX
+	MOVQ t+32(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ CX, R13
+	SHRQ $1, R13
+	JEQ ttail
+tloop:
+	VMOVUPS (AX), Z16
+	VMOVUPS (AX)(R8*1), Z17
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS Z16, Z18, Z0
+	VBROADCASTSS 16(BX), Z19
+	VFMADD231PS Z17, Z19, Z4
+	VBROADCASTSS 4(BX), Z20
+	VFMADD231PS Z16, Z20, Z1
+	VBROADCASTSS 20(BX), Z21
+	VFMADD231PS Z17, Z21, Z5
+	VBROADCASTSS 8(BX), Z22
+	VFMADD231PS Z16, Z22, Z2
+	VBROADCASTSS 24(BX), Z23
+	VFMADD231PS Z17, Z23, Z6
+	VBROADCASTSS 12(BX), Z24
+	VFMADD231PS Z16, Z24, Z3
+	VBROADCASTSS 28(BX), Z25
+	VFMADD231PS Z17, Z25, Z7
+	LEAQ (AX)(R8*2), AX
+	ADDQ $32, BX
+	DECQ R13
+	JNE tloop
+ttail:
+	TESTQ $1, CX
+	JEQ tsum
+	VMOVUPS (AX), Z16
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS Z16, Z18, Z0
+	VBROADCASTSS 4(BX), Z20
+	VFMADD231PS Z16, Z20, Z1
+	VBROADCASTSS 8(BX), Z22
+	VFMADD231PS Z16, Z22, Z2
+	VBROADCASTSS 12(BX), Z24
+	VFMADD231PS Z16, Z24, Z3
+tsum:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VZEROUPPER
+	RET

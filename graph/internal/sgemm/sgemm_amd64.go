@@ -42,6 +42,12 @@ func Kern8x48Z(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int,
 //go:noescape
 func Kern8x16ZN(k int, a unsafe.Pointer, ars, acs int, b unsafe.Pointer, ldb int, c unsafe.Pointer, ldc int, acc int, mask int)
 
+// KernNarrowTZ is Kern8x16ZN's sums for 16 rows of a transposed A and 4 columns of B, into a
+// 4×16 tile T (kern512_amd64.s).
+//
+//go:noescape
+func KernNarrowTZ(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, t unsafe.Pointer)
+
 // Transpose8x8 sets dst[j][i] = src[i][j] for an 8×8 block of float32 (rows lds and ldd
 // bytes apart; transpose_amd64.s): gemm's copy of a transposed B, which in scalar code cost
 // as much as a product 64 rows deep.
@@ -145,6 +151,9 @@ type kernelSet struct {
 	// rowMajorBytes: a panel of B of at most this many bytes is walked one block row of C at
 	// a time rather than one column strip at a time (see gemm).
 	rowMajorBytes int
+	// narrowT, when not nil, computes Aᵀ·B of at most 4 columns 16 rows of C at a time, each
+	// element summed as bigNarrow sums it (see narrowTransposed).
+	narrowT func(k int, a unsafe.Pointer, lda int, b unsafe.Pointer, t unsafe.Pointer)
 }
 
 var (
@@ -154,7 +163,8 @@ var (
 	// edges, the rows ≤ 8 that stream B) take kernels32's, which sum in the same order.
 	kernels32z = kernelSet{wide: 24, narrow: 8, size: 4, block: Kern4x24, block4: Kern4x8, row: Kern1x8,
 		rows: KernRows4, rowsMaxM: 8, rowsMinK: 32, rowMajorBytes: 64 << 10,
-		big: Kern8x48Z, bigRows: 8, bigCols: 48, bigNarrow: Kern8x16ZN, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10}
+		big: Kern8x48Z, bigRows: 8, bigCols: 48, bigNarrow: Kern8x16ZN, tallAPanelBytes: 512 << 10, tallBPanelBytes: 512 << 10,
+		narrowT: KernNarrowTZ}
 	kernels64 = kernelSet{wide: 12, narrow: 4, size: 8, block: DKern4x12, block4: DKern4x4, row: DKern1x4,
 		rowMajorBytes: 64 << 10}
 )
@@ -182,6 +192,16 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 			}
 		}
 		return true
+	}
+	if ta && n <= 4 && m >= 16 && ks.narrowT != nil && ks.size == 4 && ks.bigNarrow != nil {
+		m16 := m - m%16
+		narrowTransposed(ks, pool, tb, m16, n, k, a, lda, b, ldb, beta, c, ldc)
+		if m16 == m {
+			return true
+		}
+		// the last m mod 16 rows as the walk below computes them: Kern8x16ZN's rows of
+		// eight, then the tile's, in the same order as for the whole product
+		return gemm(ks, pool, ta, tb, m-m16, n, k, a[m16:], lda, b, ldb, beta, c[m16*ldc:], ldc)
 	}
 	var ws *[]T
 	if tb { // B is stored n×k: lay out its transpose k×n
@@ -353,6 +373,46 @@ func gemm[T float32 | float64](ks kernelSet, pool *sync.Pool, ta, tb bool, m, n,
 		pool.Put(ws)
 	}
 	return true
+}
+
+// narrowTransposed sets C's m rows (a multiple of 16) to Aᵀ·B (+ C when beta is 1), A stored
+// k×m and B of n ≤ 4 columns, through ks.narrowT on B's columns zero-padded to 4: 16 rows of
+// C a vector instead of the walk's blocks of 8 rows × 16 lanes, n of them used, but each
+// element summed as the walk's Kern8x16ZN sums it, in panels of kc, to the same bits.
+func narrowTransposed[T float32 | float64](ks kernelSet, pool *sync.Pool, tb bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	const w = 4
+	pb := getBuf[T](pool, k*w+w*16)
+	bt, tile := (*pb)[:k*w], (*pb)[k*w:] // bt[p·4 + j] = B(p, j); tile[j·16 + r] = C(i0 + r, j)
+	for p := 0; p < k; p++ {
+		row := bt[p*w : p*w+w]
+		clear(row)
+		for j := 0; j < n; j++ {
+			if tb {
+				row[j] = b[j*ldb+p]
+			} else {
+				row[j] = b[p*ldb+j]
+			}
+		}
+	}
+	f := ks.size
+	for p0 := 0; p0 < k; p0 += kc {
+		kb := min(kc, k-p0)
+		acc := p0 > 0 || beta == 1
+		for i0 := 0; i0 < m; i0 += 16 {
+			ks.narrowT(kb, unsafe.Pointer(&a[p0*lda+i0]), lda*f, unsafe.Pointer(&bt[p0*w]), unsafe.Pointer(&tile[0]))
+			for r := 0; r < 16; r++ {
+				dst := c[(i0+r)*ldc:][:n]
+				for j := range dst {
+					if acc {
+						dst[j] = tile[j*16+r] + dst[j]
+					} else {
+						dst[j] = tile[j*16+r]
+					}
+				}
+			}
+		}
+	}
+	pool.Put(pb)
 }
 
 // streamRows adds A[0:4, 0:kb]·B[0:kb, 0:nw] to C's first four rows (acc ≠ 0) or sets them to
