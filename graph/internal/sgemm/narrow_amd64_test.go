@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 )
 
 // TestNarrowTransposedSameBits checks that Aᵀ·B of at most 4 columns through KernNarrowTZ
@@ -42,32 +41,26 @@ func TestNarrowTransposedSameBits(t *testing.T) {
 	}
 }
 
-// TestNarrowTransposedFaster checks that KernNarrowTZ is what it is for: a last layer's
-// weight gradient of 1,024 × 2 on 256 rows at least 1.5 times as fast as the walk's
-// Kern8x16ZN blocks (2.2 to 2.8 times on a loaded Zen 5), the better of several timings each.
-func TestNarrowTransposedFaster(t *testing.T) {
-	if !HasAVX512 || testing.Short() {
-		t.Skip("no AVX-512, or -short")
+// BenchmarkNarrowTransposed weighs KernNarrowTZ against the walk's Kern8x16ZN blocks on a
+// last layer's weight gradient, 1,024 × 2 over 256 rows (2.2 to 2.8 times as fast on a loaded
+// Zen 5): `go test -bench NarrowTransposed ./graph/internal/sgemm`.
+func BenchmarkNarrowTransposed(b *testing.B) {
+	if !HasAVX512 {
+		b.Skip("no AVX-512: KernNarrowTZ is not used")
 	}
 	direct := kernels32z
 	direct.narrowT = nil
 	const m, n, k = 1024, 2, 256
 	rng := rand.New(rand.NewPCG(11, 12))
-	a, lda, b, ldb, c, ldc := operands[float32](rng, m, n, k, true, false)
-	best := func(ks kernelSet) time.Duration {
-		d := time.Duration(math.MaxInt64)
-		for range 5 {
-			t0 := time.Now()
-			for range 20 {
-				gemm(ks, &bufs32, true, false, m, n, k, a, lda, b, ldb, 0, c, ldc)
+	a, lda, bm, ldb, c, ldc := operands[float32](rng, m, n, k, true, false)
+	for _, v := range []struct {
+		name string
+		ks   kernelSet
+	}{{"walk", direct}, {"narrow", kernels32z}} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				gemm(v.ks, &bufs32, true, false, m, n, k, a, lda, bm, ldb, 0, c, ldc)
 			}
-			d = min(d, time.Since(t0))
-		}
-		return d
-	}
-	td, tn := best(direct), best(kernels32z)
-	t.Logf("Aᵀ·B %d×%d, k %d, 20 products: Kern8x16ZN's walk %v, KernNarrowTZ %v", m, n, k, td, tn)
-	if tn*3 > td*2 {
-		t.Errorf("KernNarrowTZ took %v, the walk %v: not 1.5 times as fast", tn, td)
+		})
 	}
 }
