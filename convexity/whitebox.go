@@ -17,38 +17,16 @@ import (
 )
 
 // WhiteboxOptions turn on, and size, the white-box record of every full training of a Task
-// (Task.Whitebox). Zero fields take the defaults below. BenchmarkWhitebox (experiments/ahsc)
-// weighs them in CPU time: the record adds 0 to 10% to a trial of the Bayesmark MLPs, but 32
-// to 41% to one of the OpenML kc1 MLP under the clean protocol and 16 to 23% under the
-// authors' (rounds of 5 configurations on 2 cores shared with another benchmark; 49 to 62% and
-// 24% before the record's programs took their buffers from those of the records before them, a
-// pool of at most 256 MiB the process keeps, which spares the page faults and the garbage
-// collection of some 6 MB of fresh memory a trial). kc1's trainings stop early, after 9 to 24
-// epochs of 1,265 rows, some 80 CPU-ms on the trial's goroutine, and of the record's 23 there
-// (the garbage collector's and the parallel products' helpers' time aside) the Hessian-vector
-// products take 14 (the first, full one 4; the other 7 or so, only their direction-dependent
-// part, 10), the Eq. 7 gradients 5, building the programs 2.5 and μ's pass with the training
-// loss 2: the products on 256 rows alone are some 17 gradients, 3.4 epochs' worth. That a
-// partial product costs about two gradients on as many rows is the method's, not a slow path:
-// differentiating the gradient again takes 8 matrix products that depend on the direction
-// for an MLP of one hidden layer (14 for two) against the gradient's 5 (8), as many as
-// Pearlmutter's R-operator would, and the matrix kernels hold 82% of the partial products'
-// CPU time on kc1 (five configurations).
-// What was slow besides: the bias's sums and broadcasts over the 256 rows (a call per row, 3
-// to 4 µs each on a layer of 2 to 16 units, against 0.03 to 1.5 µs now), and the last
-// layer's weight gradients hᵀ·δ of 2 columns, which filled 2 of the AVX-512 kernel's 16
-// lanes (now 16 rows of the product a vector, 2.8 times faster on 1,024 × 2, to the same
-// bits): up to 15% of a partial product between them (timed alone on one core, MLPs of 16
-// to 1,024 units). Six interleaved rounds of BenchmarkWhitebox against the code before them
-// (three after the first change, three after both; load 3 to 4.8 on 2 cores) put kc1's clean
-// trials at 30 to 42% (before: 38 to 47%; lower in each of the six pairs, by 4 to 9 points),
-// the authors' at 17 to 28% (18 to 29%) and breast's at 3 to 10% (−0.5 to 7). What remains
-// slow: the products A·B of 2 columns (the logits and their direction derivative) still use
-// 2 lanes of 16 (laying A out transposed for the new kernel costs twice what it saves). Even Rows =
-// 64 leaves kc1's clean trials at 19 to 21%, the costs that do not scale with the rows then
-// weighing as much as the products, and BenchmarkWhiteboxRows shows what it costs the
-// estimates: Eq. 7 moves by a median 89% against 256 rows (its gradients' sampling noise grows
-// as rows shrink), λ_max by 6% on kc1 and 29% on breast.
+// (Task.Whitebox). Zero fields take the defaults below.
+//
+// The record's cost is about fixed per trial — some 17 gradients' worth of Hessian-vector
+// products on Rows rows (a partial product costs two gradients: differentiating the gradient
+// again takes 8 direction-dependent matrix products for an MLP of one hidden layer against
+// the gradient's 5), the Eq. 7 gradients and one forward pass over the training rows — so its
+// share of a trial depends on how much the trial itself computes: a few percent of a
+// Bayesmark MLP's trial, a third or more of an early-stopped trial on a small OpenML set.
+// BenchmarkWhitebox (experiments/ahsc) measures it; docs/performance.md has the figures and
+// what Rows does to the estimates (BenchmarkWhiteboxRows).
 type WhiteboxOptions struct {
 	// Probes is the number of Rademacher probes of the Hutchinson estimate of tr H (at least
 	// 2, for its standard error); default DefaultProbes.
