@@ -83,10 +83,12 @@ func EstimateConvNetBytes(cfg ConvNetConfig, svhn bool, batch int, dtype tensor.
 			f = int64(cfg.Filters) << i
 			conv(c, f)
 			params += 4 * f // batch norm: γ, β and the running statistics
-			// batch norm: centred, normalized, scaled, shifted, output (the squared deviations
-			// and the products its gradients sum per channel are summed as they are computed,
-			// graph's fused per-channel sums, and never stored)
-			act += 5 * f * int64(h*w)
+			// batch norm (graph.BatchNorm): the centred input, the normalized one and the
+			// output are stored, each read again by the backward pass; the centring for the
+			// variance, the squared deviations, the products its gradients sum per channel
+			// (graph's fused per-channel sums) and γ·x̂, whose only reader adds β, are computed
+			// inside fused kernels and never stored
+			act += 3 * f * int64(h*w)
 			conv(f, f)
 		} else {
 			conv(c, f)
