@@ -456,8 +456,6 @@ func TestIm2colTapVector(t *testing.T) {
 		t.Skip("this CPU lacks AVX2/FMA: no vector layout to compare")
 	}
 	rng := rand.New(rand.NewPCG(5, 53))
-	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
-		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
 	for tried := 0; tried < 300; {
 		k, s, p := 1+rng.IntN(7), 2+rng.IntN(2), rng.IntN(4)
 		h, wd := 1+rng.IntN(40), 14+rng.IntN(30)
@@ -467,32 +465,48 @@ func TestIm2colTapVector(t *testing.T) {
 			continue
 		}
 		tried++
-		img := make([]float32, w.C*w.H*w.W)
-		for i := range img {
-			img[i] = float32(rng.NormFloat64())
-			if rng.IntN(20) == 0 {
-				img[i] = specials[rng.IntN(len(specials))]
-			}
-		}
+		img := imageWithSpecials(rng, w.C*w.H*w.W)
 		taps := w.liveTaps()
 		np := w.OH * w.OW
 		col0 := rng.IntN(3) * np
 		ld := col0 + np + rng.IntN(5)
-		run := func(vector bool) []float32 {
-			cols := make([]float32, w.C*len(taps)*ld)
-			for i := range cols {
-				cols[i] = float32(math.NaN())
-			}
-			haveVec = vector
-			im2colTaps(w, taps, img, cols, ld, col0)
-			haveVec = vecAvailable()
-			return cols
+		vectorMatchesScalar(t, w, w.C*len(taps), ld, func(cols []float32) { im2colTaps(w, taps, img, cols, ld, col0) })
+	}
+}
+
+// imageWithSpecials is n normal pixels with one in twenty a NaN, an infinity, −0 or a subnormal.
+func imageWithSpecials(rng *rand.Rand, n int) []float32 {
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
+	img := make([]float32, n)
+	for i := range img {
+		img[i] = float32(rng.NormFloat64())
+		if rng.IntN(20) == 0 {
+			img[i] = specials[rng.IntN(len(specials))]
 		}
-		got, want := run(true), run(false)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%v: element %d (row %d, column %d) is %v, want %v", w, i, i/ld, i%ld, got[i], want[i])
-			}
+	}
+	return img
+}
+
+// vectorMatchesScalar fills rows×ld columns, NaN first so that every element must be
+// written, with the vector kernels and with the scalar loops, and fails on the first element
+// whose bits differ.
+func vectorMatchesScalar(t *testing.T, w window, rows, ld int, fill func(cols []float32)) {
+	t.Helper()
+	run := func(vector bool) []float32 {
+		cols := make([]float32, rows*ld)
+		for i := range cols {
+			cols[i] = float32(math.NaN())
+		}
+		haveVec = vector
+		defer func() { haveVec = vecAvailable() }()
+		fill(cols)
+		return cols
+	}
+	got, want := run(true), run(false)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%v: element %d (row %d, column %d) is %v, want %v", w, i, i/ld, i%ld, got[i], want[i])
 		}
 	}
 }
@@ -506,8 +520,6 @@ func TestIm2colTableVector(t *testing.T) {
 		t.Skip("this CPU lacks AVX2/FMA: no vector layout to compare")
 	}
 	rng := rand.New(rand.NewPCG(5, 54))
-	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
-		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
 	for tried := 0; tried < 300; {
 		k := 1 + rng.IntN(5)
 		w, err := newWindow(tensor.Shape{1, 1 + rng.IntN(20), 1 + rng.IntN(9), 1 + rng.IntN(9)}, k, 1+rng.IntN(5),
@@ -521,31 +533,10 @@ func TestIm2colTableVector(t *testing.T) {
 			continue
 		}
 		tried++
-		img := make([]float32, w.C*w.H*w.W)
-		for i := range img {
-			img[i] = float32(rng.NormFloat64())
-			if rng.IntN(20) == 0 {
-				img[i] = specials[rng.IntN(len(specials))]
-			}
-		}
+		img := imageWithSpecials(rng, w.C*w.H*w.W)
 		np := w.OH * w.OW
 		col0 := rng.IntN(3) * np
 		ld := col0 + np + rng.IntN(5)
-		run := func(vector bool) []float32 {
-			cols := make([]float32, w.C*len(taps)*ld)
-			for i := range cols {
-				cols[i] = float32(math.NaN())
-			}
-			haveVec = vector
-			im2colTable(w, tab, len(taps), img, cols, ld, col0)
-			haveVec = vecAvailable()
-			return cols
-		}
-		got, want := run(true), run(false)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%v: element %d (row %d, column %d) is %v, want %v", w, i, i/ld, i%ld, got[i], want[i])
-			}
-		}
+		vectorMatchesScalar(t, w, w.C*len(taps), ld, func(cols []float32) { im2colTable(w, tab, len(taps), img, cols, ld, col0) })
 	}
 }

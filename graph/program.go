@@ -219,10 +219,7 @@ func (p *Program) runKeeping(ctx context.Context, keep []bool) error {
 		var v G.Value
 		var err error
 		p.support[i].known = false
-		dst := p.vals[i]
-		if dst == nil && p.pool != nil {
-			dst = p.poolDst(i)
-		}
+		dst := p.poolDst(i)
 		if p.fused != nil && p.fused[i] != nil {
 			v, err = p.runFused(i, dst)
 		} else {
