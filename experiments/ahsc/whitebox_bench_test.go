@@ -44,6 +44,9 @@ func BenchmarkWhitebox(b *testing.B) {
 		{"openml-blood-transfusion-clean", "blood-transfusion", protocolClean},
 		{"openml-australian-clean", "australian", protocolClean},
 		{"openml-credit-g-clean", "credit-g", protocolClean},
+		{"openml-blood-transfusion-authors", "blood-transfusion", protocolAuthors},
+		{"openml-australian-authors", "australian", protocolAuthors},
+		{"openml-credit-g-authors", "credit-g", protocolAuthors},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			task, hps := benchWhiteboxTask(b, c.dataset, c.protocol, configs)
