@@ -58,7 +58,7 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 	if len(refs) > 0 {
 		res.Tables = append(res.Tables, referenceTable(refs))
 	}
-	res.Tables = append(res.Tables, summaryTable(rows), runtimeTable(problems, rows), evaluationsTable(problems, runs))
+	res.Tables = append(res.Tables, summaryTable(rows), runtimeTable(problems, rows, runs), evaluationsTable(problems, runs))
 	if t := screeningsTable(runs); len(t.Rows) > 0 {
 		res.Tables = append(res.Tables, t)
 	}
@@ -84,8 +84,10 @@ func result(opt experiments.Options, cfg *Config, problems []*problem, sizes []s
 	}
 	res.Tables = append(res.Tables, table1(problems, cfg.Methods, rows, notes))
 	res.Answer, res.View, res.Legend = answer(problems, rows, runs)
-	if s := selectionSentence(runs); s != "" {
-		res.Answer += " " + s
+	for _, s := range []string{selectionSentence(runs), recordCostSentence(runs)} {
+		if s != "" {
+			res.Answer += " " + s
+		}
 	}
 	for _, name := range []string{"evaluations", "screenings"} { // the trials: a param_ column each
 		if t := res.Table(name); t != nil {
@@ -212,9 +214,15 @@ func summaryTable(rows []summaryRow) experiments.Table {
 	return t
 }
 
-// runtimeTable is Figure 2's comparison: each method's mean wall time and AHSC's share of it.
-func runtimeTable(problems []*problem, rows []summaryRow) experiments.Table {
-	t := experiments.Table{Name: "runtime", Columns: []string{"dataset", "method", "mean_seconds", "ahsc_share"}}
+// runtimeTable is Figure 2's comparison: each method's mean wall time and AHSC's share of it;
+// with --whitebox, also the records' mean seconds a repeat and their share of the rest.
+func runtimeTable(problems []*problem, rows []summaryRow, runs []run) experiments.Table {
+	rec := recordSeconds(runs)
+	cols := []string{"dataset", "method", "mean_seconds", "ahsc_share"}
+	if len(rec) > 0 {
+		cols = append(cols, "record_seconds", "record_share")
+	}
+	t := experiments.Table{Name: "runtime", Columns: cols}
 	for _, p := range problems {
 		ahscSec := math.NaN()
 		for _, r := range rows {
@@ -223,9 +231,19 @@ func runtimeTable(problems []*problem, rows []summaryRow) experiments.Table {
 			}
 		}
 		for _, r := range rows {
-			if r.dataset == p.name {
-				t.Add(r.dataset, r.method, r.seconds, ahscSec/r.seconds)
+			if r.dataset != p.name {
+				continue
 			}
+			cells := []any{r.dataset, r.method, r.seconds, ahscSec / r.seconds}
+			if len(rec) > 0 {
+				c, ok := rec[dsMethod{r.dataset, r.method}]
+				share := math.NaN()
+				if ok {
+					share = c.share()
+				}
+				cells = append(cells, c.mean(), share)
+			}
+			t.Add(cells...)
 		}
 	}
 	return t

@@ -1,8 +1,11 @@
 package ahsc
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
@@ -202,4 +205,93 @@ func selectionSentence(runs []run) string {
 	return fmt.Sprintf("By Eq. 7 (validation loss + %g × regularizer) the searches return another configuration on %d of %d "+
 		"runs, with median test metric %s against validation's %s (table selection_rules).", zeta, differ, len(val),
 		num(stats.Median(eq7), 4), num(stats.Median(val), 4))
+}
+
+// dsMethod keys what is summed per dataset and method.
+type dsMethod struct{ dataset, method string }
+
+// recordCost is what the white-box records cost one method's searches on one dataset: their
+// own seconds, and the searches' wall seconds (which include them), over the repeats.
+type recordCost struct {
+	records, repeats int
+	record, total    float64
+}
+
+// share is the records' seconds over the rest of the searches' (NaN without any rest).
+func (c recordCost) share() float64 {
+	if !(c.total > c.record) {
+		return math.NaN()
+	}
+	return c.record / (c.total - c.record)
+}
+
+// mean is the records' seconds a repeat (NaN without repeats).
+func (c recordCost) mean() float64 {
+	if c.repeats == 0 {
+		return math.NaN()
+	}
+	return c.record / float64(c.repeats)
+}
+
+// recordSeconds sums the records' seconds per dataset and method (nil when no run recorded).
+func recordSeconds(runs []run) map[dsMethod]recordCost {
+	var out map[dsMethod]recordCost
+	for _, r := range runs {
+		if r.hidden {
+			continue
+		}
+		var c recordCost
+		for _, e := range r.evals {
+			if e.wb != nil && !math.IsNaN(e.wb.Seconds) {
+				c.records++
+				c.record += e.wb.Seconds
+			}
+		}
+		if c.records == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[dsMethod]recordCost{}
+		}
+		k := dsMethod{r.dataset, r.method}
+		s := out[k]
+		s.records, s.repeats, s.record, s.total = s.records+c.records, s.repeats+1, s.record+c.record, s.total+r.seconds
+		out[k] = s
+	}
+	return out
+}
+
+// recordCostSentence adds to a --whitebox run's answer what the records cost: their share of
+// the rest of the searches' time, a record's mean milliseconds, and the dataset and method
+// where the share was largest ("" for runs without records).
+func recordCostSentence(runs []run) string {
+	costs := recordSeconds(runs)
+	if len(costs) == 0 {
+		return ""
+	}
+	var all recordCost
+	worst, worstShare := dsMethod{}, math.Inf(-1)
+	for _, k := range slices.SortedFunc(maps.Keys(costs), func(a, b dsMethod) int {
+		return cmp.Or(cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.method, b.method))
+	}) {
+		c := costs[k]
+		all.records, all.record, all.total = all.records+c.records, all.record+c.record, all.total+c.total
+		if sh := c.share(); sh > worstShare {
+			worst, worstShare = k, sh
+		}
+	}
+	s := fmt.Sprintf("The white-box records took %s of the rest of the searches' time (%s ms each, %d records",
+		percent(all.share()), num(1000*all.record/float64(all.records), 1), all.records)
+	if len(costs) > 1 {
+		s += fmt.Sprintf("; most on %s / %s, %s", worst.dataset, worst.method, percent(worstShare))
+	}
+	return s + "; table runtime)."
+}
+
+// percent writes a share as a whole percentage ("?" when undefined).
+func percent(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
 }

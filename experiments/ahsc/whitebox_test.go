@@ -226,3 +226,34 @@ func TestWhiteboxEigenMethodReads(t *testing.T) {
 		t.Errorf("the evaluations table's last record column %s = %v", whiteboxColumns[len(v)-1], v[len(v)-1])
 	}
 }
+
+// TestRecordCost: the answer's sentence and the runtime table's columns sum the records'
+// seconds against the rest of the searches' (hand-made runs: random on toy 2 repeats of 1 s
+// with records of 0.1 + 0.1 s each, AHSC 1 repeat of 0.6 s with one of 0.1 s; the Bayesmark
+// reference's hidden run and a failed evaluation without a record are not counted).
+func TestRecordCost(t *testing.T) {
+	rec := func(s float64) eval { return eval{fidelity: 1, wb: &convexity.Whitebox{Seconds: s}} }
+	runs := []run{
+		{dataset: "toy", repeat: 0, method: "random", seconds: 1, evals: []eval{rec(0.1), rec(0.1), {failed: true}}},
+		{dataset: "toy", repeat: 1, method: "random", seconds: 1, evals: []eval{rec(0.1), rec(0.1)}},
+		{dataset: "toy", repeat: 0, method: "ahsc", seconds: 0.6, evals: []eval{rec(0.1)}},
+		{dataset: "toy", repeat: 0, method: "random", hidden: true, seconds: 9, evals: []eval{rec(5)}},
+	}
+	// random: 0.4 of 2 s, 0.4/1.6 = 25%; ahsc: 0.1/0.5 = 20%; all: 0.5/2.1 = 24%, 100 ms a record.
+	want := "The white-box records took 24% of the rest of the searches' time (100.0 ms each, 5 records; most on toy / random, 25%; table runtime)."
+	if got := recordCostSentence(runs); got != want {
+		t.Errorf("recordCostSentence:\n got %q\nwant %q", got, want)
+	}
+	if got := recordCostSentence(runs[3:]); got != "" {
+		t.Errorf("a hidden run's records gave %q", got)
+	}
+	rows := []summaryRow{{dataset: "toy", method: "random", seconds: 1}, {dataset: "toy", method: "ahsc", seconds: 0.6}}
+	tab := runtimeTable([]*problem{{name: "toy"}}, rows, runs)
+	if tab.Column("record_share") < 0 || math.Abs(tab.Float(0, "record_share")-0.25) > 1e-12 ||
+		math.Abs(tab.Float(0, "record_seconds")-0.2) > 1e-12 || math.Abs(tab.Float(1, "record_share")-0.2) > 1e-12 {
+		t.Errorf("runtime table %v: %v", tab.Columns, tab.Rows)
+	}
+	if tab := runtimeTable([]*problem{{name: "toy"}}, rows, nil); tab.Column("record_share") >= 0 {
+		t.Errorf("a run without records has the record's columns: %v", tab.Columns)
+	}
+}
