@@ -462,7 +462,8 @@ func writeCostSection(b *bytes.Buffer, costs []costRow) {
 		return
 	}
 	b.WriteString("\n## (c) What the record cost\n\n" +
-		"Per dataset and method, as the runs measured it (wall seconds, one worker): the records' own seconds summed over every " +
+		"Per dataset and method, as the runs measured it (each cell's wall seconds; where cells ran side by side, the records and " +
+		"the rest of their search shared the cores alike): the records' own seconds summed over every " +
 		"recorded training, the cells' seconds (the searches with their records: mean seconds a repeat × repeats), and the " +
 		"record's share of the rest — for random search, of its full trainings; for AHSC, of its trainings and its one-epoch " +
 		"screenings. The target is under 15% of a trial's time.\n\n" +
