@@ -34,11 +34,12 @@ func (r RecordRows) muRows() int64 {
 // What the record's programs hold per parameter, per example and per unit: the counts of
 // the buffers of graph.Program's nodes that the record compiles on this package's models
 // (one per node computed and not fused into its consumer), read off the programs of MLPs and
-// of both convnets (the hidden units of one layer, the logits and so on being each a
-// distinct shape). The curvature's program computes the training risk, its gradient and the
-// Hessian-vector product by double backpropagation (graph.HVP): per example, 11 buffers of
-// every hidden layer's width (the activations, their directional derivatives R{·} and the
-// backward and second-backward passes' intermediates), 15 to 21 of the logits' and 10 of one
+// of both convnets whose layers had distinct widths, so that a buffer's shape told its layer.
+// The curvature's program computes the training risk, its gradient and the Hessian-vector
+// product by double backpropagation (graph.HVP): per example, 11 buffers of every hidden
+// layer's width (the activations, their directional derivatives R{·} and the backward and
+// second-backward passes' intermediates), 21 of the logits' (15 to 21 seen; 27 after the
+// SVHN convnet's final dropout, a few hundred bytes a row left to the margin) and 10 of one
 // column (softmax and loss reductions); per parameter, besides the parameter itself, the
 // direction it is multiplied by and up to 6 products and sums (the gradient, the product's
 // output and their intermediates; 3 for the first layer's weights, whose input is data).
@@ -92,9 +93,9 @@ func recordBytes(elems, params int64, val bool, dtype tensor.Dtype) int64 {
 // product on rows.Train rows, the validation risk's gradient on rows.Val rows, μ's forward
 // passes in batches — counted per parameter, per example and per unit as the constants above
 // say; the three float64 vectors of the parameter count of its Lanczos iteration; times
-// recordSafety (1.25). For a one-hot table of thousands of columns the first layer's weights make
-// it several times the training's estimate: each weight has its direction, 3 products and
-// sums, a validation gradient and 24 bytes of Lanczos vectors.
+// recordSafety (1.25). For a one-hot table of thousands of columns the first layer's weights
+// make it several times the training's estimate: each weight has its direction, 3 products
+// and sums, a validation gradient and 24 bytes of Lanczos vectors.
 //
 // Not counted: the buffers the record's pool keeps between trials (convexity keeps up to
 // 256 MiB of them for the next record, process-wide, not per trial).
