@@ -174,8 +174,9 @@ func TestRecordEstimatesMatchMeasuredMemory(t *testing.T) {
 
 // TestMemoryLimitCountsTheRecord: a task whose Estimate counts the record (as Estimate's
 // doc asks, through RecordRows) and whose limit lies between the training's estimate and
-// the training's with the record is refused, before the model is built, with a reason that
-// names the record; without the record the same configuration trains.
+// the training's with the record is refused, before the model is built (with folds, before
+// they are trained), with a reason that names the record; without the record the same
+// configuration trains.
 func TestMemoryLimitCountsTheRecord(t *testing.T) {
 	task := tinyTask(nil)
 	builds := 0
@@ -209,6 +210,16 @@ func TestMemoryLimitCountsTheRecord(t *testing.T) {
 			t.Errorf("%q lacks %q", e.Err, want)
 		}
 	}
+	// Cross-validated, the final training's record refuses the configuration before the
+	// folds, which record nothing and fit, are trained.
+	fold := tinyTask(nil)
+	fold.Build, fold.MaxBytes = task.Build, task.MaxBytes
+	fold.Estimate = func(search.Config) (int64, error) { return training, nil }
+	task.Folds = []*Task{fold}
+	if e := task.Evaluate(context.Background(), cfg, 1); !errors.Is(e.Err, ErrTooBig) || builds != 0 {
+		t.Errorf("with folds: err %v after %d builds; want ErrTooBig before any", e.Err, builds)
+	}
+	task.Folds = nil
 	task.Whitebox = nil
 	if e := task.Evaluate(context.Background(), cfg, 1); e.Err != nil || builds != 1 {
 		t.Errorf("without the record: err %v after %d builds", e.Err, builds)
