@@ -51,6 +51,8 @@ func TestNilRandomSourcesAreErrors(t *testing.T) {
 	call("(*Task)(nil).Fit", func() error { _, _, err := task.Fit(context.Background(), search.Config{}, 1, false); return err })
 	call("(*Task)(nil).Evaluate", func() error { return task.Evaluate(context.Background(), search.Config{}, 1).Err })
 	call("(*Task)(nil).CheckMemory", func() error { return task.CheckMemory(search.Config{}) })
+	call("(*Task)(nil).RecordRows", func() error { _, err := task.RecordRows(8); return err })
+	call("Task{Whitebox}.RecordRows without data", func() error { _, err := (&Task{Whitebox: &WhiteboxOptions{}}).RecordRows(8); return err }, "without training data")
 	call("Task{}.Objective()", func() error { _, err := (&Task{}).Objective()(context.Background(), search.Config{}, 1); return err })
 	call("NewTrainingCurvature(nil)", func() error { _, err := NewTrainingCurvature(nil, nil, 0); return err })
 }

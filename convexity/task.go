@@ -121,6 +121,11 @@ type Task struct {
 	MaxBytes int64
 	// Estimate returns the bytes cfg's training would hold (layers.EstimateMLPBytes and
 	// layers.EstimateConvNetBytes compute it for the package's models without building them).
+	// With Whitebox set it must count the record too, which a full training holds beside
+	// its own (layers.EstimateMLPRecordBytes and EstimateConvNetRecordBytes, of the rows
+	// RecordRows gives; for a one-hot table's MLP several times the training's): the limit
+	// then refuses a configuration whose recorded full training would not fit before any of
+	// its trainings, and CheckMemory's refusal says the record was counted.
 	Estimate func(cfg search.Config) (int64, error)
 	// TrialTimeout bounds one trial — an Objective evaluation (every training and scoring it
 	// does, folds included), or an AHSC screening (one-epoch training and its score); 0 means
@@ -137,7 +142,9 @@ type Task struct {
 	// Whitebox, when set, makes every full-fidelity evaluation record what the trained
 	// model looks like from inside (Evaluation.Whitebox): μ, the Hessian's trace and top
 	// eigenvalue, the Eq. 7 regularizer along training and the generalization gaps. With
-	// Folds it is the final training on Train, the one Test scores, that is recorded.
+	// Folds it is the final training on Train, the one Test scores, that is recorded. The
+	// record's programs hold memory of their own during the training (see Estimate, which
+	// must count it).
 	Whitebox *WhiteboxOptions
 }
 
@@ -195,7 +202,9 @@ func (t *Task) score(ctx context.Context, tr *train.Trainer, ds *datasets.Datase
 var errNilTask = errors.New("convexity: a nil Task, or one without a Build function")
 
 // CheckMemory refuses cfg, with an error wrapping ErrTooBig that gives the estimate and the
-// limit, when MaxBytes and Estimate are set and the estimate exceeds MaxBytes.
+// limit, when MaxBytes and Estimate are set and the estimate exceeds MaxBytes; with Whitebox
+// set the error says that the estimate counts the white-box record (see Estimate), which a
+// user can drop instead of raising the limit.
 func (t *Task) CheckMemory(cfg search.Config) error {
 	if t == nil {
 		return errNilTask
@@ -206,6 +215,10 @@ func (t *Task) CheckMemory(cfg search.Config) error {
 	need, err := t.Estimate(cfg)
 	if err != nil {
 		return fmt.Errorf("convexity: estimating the memory of %v: %w", cfg, err)
+	}
+	if need > t.MaxBytes && t.Whitebox != nil {
+		return fmt.Errorf("%w: %v needs about %s with its white-box record (--whitebox), over the %s limit (--max-mem): drop the record or raise the limit",
+			ErrTooBig, cfg, FormatBytes(need), FormatBytes(t.MaxBytes))
 	}
 	if need > t.MaxBytes {
 		return fmt.Errorf("%w: %v needs about %s, over the %s limit (--max-mem)", ErrTooBig, cfg, FormatBytes(need), FormatBytes(t.MaxBytes))
@@ -386,6 +399,14 @@ func (t *Task) Evaluate(ctx context.Context, cfg search.Config, fidelity float64
 // evaluate fills e's scores: the folds' means or Val's, then Test's at full fidelity.
 func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 	full := e.Fidelity >= 1
+	final := len(t.Folds) == 0 || full // a training of t itself, after any folds
+	if final {
+		// before the folds are trained: a final training (its record) over the budget
+		// refuses the configuration without the folds' work
+		if err := t.CheckMemory(e.Config); err != nil {
+			return err
+		}
+	}
 	if len(t.Folds) > 0 {
 		e.ValMetric, e.ValLoss = 0, 0
 		for _, f := range t.Folds {
@@ -404,7 +425,7 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 	var tr *train.Trainer
 	var c *Candidate
 	var rec *recorder
-	if len(t.Folds) == 0 || full {
+	if final {
 		var wb *WhiteboxOptions
 		if full && t.Whitebox != nil {
 			o, err := t.Whitebox.Resolved()
@@ -414,9 +435,6 @@ func (t *Task) evaluate(ctx context.Context, e *Evaluation) error {
 			wb = &o
 		}
 		var err error
-		if err = t.CheckMemory(e.Config); err != nil {
-			return err
-		}
 		if c, tr, rec, err = t.fit(ctx, e.Config, e.Epochs, full || t.EarlyAtEveryFidelity, wb); err != nil {
 			return err
 		}

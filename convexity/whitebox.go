@@ -296,6 +296,31 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 	return r, nil
 }
 
+// RecordRows are the rows the white-box record of a training of the task in batches of
+// batch rows computes on (see layers.RecordRows), for an Estimate that counts the record
+// (layers.EstimateMLPRecordBytes, layers.EstimateConvNetRecordBytes); zero without
+// Whitebox.
+func (t *Task) RecordRows(batch int) (layers.RecordRows, error) {
+	if t == nil {
+		return layers.RecordRows{}, errors.New("convexity: RecordRows of a nil Task")
+	}
+	if t.Whitebox == nil {
+		return layers.RecordRows{}, nil
+	}
+	o, err := t.Whitebox.Resolved()
+	if err != nil {
+		return layers.RecordRows{}, err
+	}
+	if t.Train == nil || t.Train.N == 0 {
+		return layers.RecordRows{}, errors.New("convexity: a white-box record of a task without training data")
+	}
+	r := layers.RecordRows{Train: min(o.Rows, t.Train.N), N: t.Train.N, Batch: batch}
+	if t.Val != nil && t.Val != t.Train && t.Val.N > 0 { // newRecorder's condition
+		r.Val = min(o.Rows, t.Val.N)
+	}
+	return r, nil
+}
+
 // strideFor resolves the regularizer's stride for a candidate training in batches of batch
 // rows (0: full batch).
 func (r *recorder) strideFor(batch int) int {

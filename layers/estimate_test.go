@@ -130,3 +130,30 @@ func TestEstimatesScaleAndRefuse(t *testing.T) {
 		t.Errorf("vanishing architecture estimated at %d", e)
 	}
 }
+
+// TestRecordEstimatesScaleAndRefuse: the record's estimate grows with its rows and with a
+// validation gradient to compute, is several times the training's for a one-hot table's
+// wide MLP (the OpenML protocol's), and refuses what the training's estimate refuses.
+func TestRecordEstimatesScaleAndRefuse(t *testing.T) {
+	rows := layers.RecordRows{Train: 256, Val: 256, N: 1000, Batch: 64}
+	base := layers.EstimateMLPRecordBytes(300, []int{128}, 3, rows, tensor.Float32)
+	fewer, noVal, oneBatch := rows, rows, rows
+	fewer.Train, noVal.Val, oneBatch.Batch = 64, 0, 0
+	if e := layers.EstimateMLPRecordBytes(300, []int{128}, 3, fewer, tensor.Float32); !(e < base) {
+		t.Errorf("64 rows %d, 256 rows %d", e, base)
+	}
+	if e := layers.EstimateMLPRecordBytes(300, []int{128}, 3, noVal, tensor.Float32); !(e < base) {
+		t.Errorf("without a validation gradient %d, with %d", e, base)
+	}
+	if e := layers.EstimateMLPRecordBytes(300, []int{128}, 3, oneBatch, tensor.Float32); !(e > base) {
+		t.Errorf("μ in one batch of 1,000 rows %d, in batches of 64 %d", e, base)
+	}
+	wide := []int{1024, 1024, 1024, 1024}
+	training := layers.EstimateMLPBytes(5000, wide, 1, 256, tensor.Float32)
+	if record := layers.EstimateMLPRecordBytes(5000, wide, 1, rows, tensor.Float32); record < 2*training {
+		t.Errorf("5,000 one-hot inputs, 4×1024: record %d B, training %d B", record, training)
+	}
+	if e := layers.EstimateConvNetRecordBytes(layers.ConvNetConfig{Filters: 2, Kernel: 6, Blocks: 3}, false, rows, tensor.Float32); e != 0 {
+		t.Errorf("vanishing architecture's record estimated at %d", e)
+	}
+}

@@ -397,7 +397,7 @@ func addRunFlags(fs *pflag.FlagSet, exp experiments.Experiment) runFlags {
 	f.anyBuild = fs.Bool("any-build", false, "with --resume or --shard, go on with a run begun by another build of hyperflat (hyperflat version names this one), mixing two builds' arithmetic in one run")
 	f.shard = fs.String("shard", "", "compute only shard I of N (cells whose index is I mod N; 0-based), e.g. a Kubernetes Indexed Job's index")
 	f.submit = fs.Bool("submit", false, "only record the run's cells in the store, for hyperflat worker processes to compute")
-	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training would hold more than this (e.g. 2GiB), before building them")
+	f.maxMem = fs.String("max-mem", "", "refuse configurations whose training (with --whitebox, its record included) would hold more than this (e.g. 2GiB), before building them")
 	f.trialTimeout = fs.Duration("trial-timeout", 0, "fail any single trial that trains longer than this (e.g. 10m; results then depend on the machine's speed)")
 	f.format = fs.String("format", "table", "output format: table, csv or json")
 	if exp.Name == "ahsc" {

@@ -156,7 +156,7 @@ func blobsProblem() (*problem, *split) {
 	sp := &split{train: mk(40), val: mk(20), test: mk(20)}
 	p := &problem{name: "blobs", group: openML, metric: convexity.AUC, label: "roc-auc", loss: losses.Binary,
 		space: OpenMLSpace(4), epochs: 40, budget: 3, build: OpenMLBuild(2, tensor.Float64), dtype: tensor.Float64,
-		estimate: func(*datasets.Dataset) func(search.Config) (int64, error) { return nil }}
+		estimate: func(*datasets.Dataset, recordRows) func(search.Config) (int64, error) { return nil }}
 	return p, sp
 }
 

@@ -115,7 +115,9 @@ type Config struct {
 	// and the generalization gaps, stored per evaluation (the evaluations table's whitebox_
 	// columns), and makes every cell store the configuration both selection rules return.
 	// The record's settings are the convexity.WhiteboxOptions (0: their defaults). All of
-	// them are omitempty: runs stored before the flags keep their identity.
+	// them are omitempty: runs stored before the flags keep their identity. --max-mem counts
+	// the record's memory (layers.EstimateMLPRecordBytes, EstimateConvNetRecordBytes) in
+	// every trial's estimate.
 	Whitebox       bool `flag:"whitebox" json:"whitebox,omitempty" default:"false" usage:"record μ, Hessian trace and top eigenvalue, the Eq. 7 regularizer and the generalization gaps of every full training"`
 	WhiteboxProbes int  `flag:"whitebox-probes" json:"whitebox-probes,omitempty" default:"0" derived:"4" usage:"--whitebox: Rademacher probes of the Hutchinson trace"`
 	WhiteboxIters  int  `flag:"whitebox-iters" json:"whitebox-iters,omitempty" default:"0" derived:"10 (stopped at a residual of 1e-3·|λ|)" usage:"--whitebox: Lanczos steps (Hessian-vector products) for the top eigenvalue"`

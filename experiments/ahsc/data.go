@@ -96,8 +96,9 @@ type problem struct {
 	build Builder
 	// dtype is what the models compute in (Config.Dtype).
 	dtype tensor.Dtype
-	// estimate is what a configuration's training on train holds, in bytes, without building it.
-	estimate func(train *datasets.Dataset) func(cfg search.Config) (int64, error)
+	// estimate is what a configuration's training on train holds, in bytes, without building
+	// it, its white-box record included when record is set.
+	estimate func(train *datasets.Dataset, record recordRows) func(cfg search.Config) (int64, error)
 	// evalBatch is the batch size for evaluation (0: all rows at once).
 	evalBatch int
 	// describe says how the data were split and encoded.
@@ -531,9 +532,9 @@ func imageProblem(ctx context.Context, opt experiments.Options, cfg *Config, nam
 	p.dtype = cfg.dtype(image)
 	build := ConvNetBuild(name, full.Shape, len(full.Classes), p.dtype)
 	p.build = func(*datasets.Dataset) func(search.Config, uint64) (*convexity.Candidate, error) { return build }
-	p.estimate = func(*datasets.Dataset) func(search.Config) (int64, error) {
+	p.estimate = func(_ *datasets.Dataset, record recordRows) func(search.Config) (int64, error) {
 		return func(hp search.Config) (int64, error) {
-			return convNetBytes(name, full.Shape, len(full.Classes), p.dtype, hp), nil
+			return convNetBytes(name, full.Shape, len(full.Classes), p.dtype, hp, record)
 		}
 	}
 	return p, nil

@@ -13,17 +13,31 @@ import (
 
 // Search spaces (Table 2) and the models they configure.
 
+// recordRows gives the rows the white-box record of a training in batches of the given size
+// computes on (convexity.Task.RecordRows); nil for a task that records nothing.
+type recordRows func(batch int) (layers.RecordRows, error)
+
 // mlpEstimate estimates an MLP configuration's training memory in float type dt from its
-// hidden widths and batch size (clipped to the training set, as the builders do).
-func mlpEstimate(classes int, dt tensor.Dtype, arch func(search.Config) ([]int, int)) func(*datasets.Dataset) func(search.Config) (int64, error) {
-	return func(train *datasets.Dataset) func(search.Config) (int64, error) {
+// hidden widths and batch size (clipped to the training set, as the builders do), with its
+// white-box record's when record is set.
+func mlpEstimate(classes int, dt tensor.Dtype, arch func(search.Config) ([]int, int)) func(*datasets.Dataset, recordRows) func(search.Config) (int64, error) {
+	return func(train *datasets.Dataset, record recordRows) func(search.Config) (int64, error) {
 		out := classes
 		if classes == 2 {
 			out = 1
 		}
 		return func(cfg search.Config) (int64, error) {
 			hidden, batch := arch(cfg)
-			return layers.EstimateMLPBytes(train.D, hidden, out, min(batch, train.N), dt), nil
+			batch = min(batch, train.N)
+			n := layers.EstimateMLPBytes(train.D, hidden, out, batch, dt)
+			if record == nil {
+				return n, nil
+			}
+			rows, err := record(batch)
+			if err != nil {
+				return 0, err
+			}
+			return n + layers.EstimateMLPRecordBytes(train.D, hidden, out, rows, dt), nil
 		}
 	}
 }
@@ -165,8 +179,19 @@ func convNet(dataset string, shape []int, classes int, cfg search.Config) layers
 // imageBatch is the authors' batch size for the image models (image/src/util.py).
 const imageBatch = 64
 
-func convNetBytes(dataset string, shape []int, classes int, dt tensor.Dtype, cfg search.Config) int64 {
-	return layers.EstimateConvNetBytes(convNet(dataset, shape, classes, cfg), dataset == "svhn", imageBatch, dt)
+// convNetBytes estimates a ConvNet configuration's training memory, with its white-box
+// record's when record is set.
+func convNetBytes(dataset string, shape []int, classes int, dt tensor.Dtype, cfg search.Config, record recordRows) (int64, error) {
+	cc := convNet(dataset, shape, classes, cfg)
+	n := layers.EstimateConvNetBytes(cc, dataset == "svhn", imageBatch, dt)
+	if record == nil {
+		return n, nil
+	}
+	rows, err := record(imageBatch)
+	if err != nil {
+		return 0, err
+	}
+	return n + layers.EstimateConvNetRecordBytes(cc, dataset == "svhn", rows, dt), nil
 }
 
 // ConvNetBuild builds Table 2's ConvNet of dataset "mnist" (Conv–MaxPool blocks, then two

@@ -114,18 +114,21 @@ func newTask(p *problem, sp *split, cfg *Config, weights uint64, lim limits) *co
 		Space: p.space, Build: p.build(sp.train), Train: sp.train, Val: sp.val, Test: sp.test,
 		Loss: p.loss, Metric: p.metric, Epochs: p.epochs, Seed: weights, ByLoss: p.group == bayesmark,
 		Early:     &train.EarlyStopping{Monitor: "val_loss", Patience: cfg.Patience, MinDelta: cfg.MinDelta},
-		EvalBatch: p.evalBatch, MaxBytes: lim.maxMem, Estimate: p.estimate(sp.train), TrialTimeout: lim.timeout,
+		EvalBatch: p.evalBatch, MaxBytes: lim.maxMem, TrialTimeout: lim.timeout,
 		Data: &train.DataCache{},
 	}
+	var record recordRows
 	if cfg.Whitebox {
 		o := cfg.whiteboxOptions()
 		task.Whitebox = &o
+		record = task.RecordRows // --max-mem counts the record the full trainings make
 	}
+	task.Estimate = p.estimate(sp.train, record)
 	for _, f := range sp.folds {
 		task.Folds = append(task.Folds, &convexity.Task{
 			Space: p.space, Build: p.build(f.train), Train: f.train, EarlyStop: f.early, Val: f.val,
 			Loss: p.loss, Metric: p.metric, Epochs: p.epochs, Seed: weights, Early: task.Early,
-			EvalBatch: p.evalBatch, MaxBytes: lim.maxMem, Estimate: p.estimate(f.train), TrialTimeout: lim.timeout,
+			EvalBatch: p.evalBatch, MaxBytes: lim.maxMem, Estimate: p.estimate(f.train, nil), TrialTimeout: lim.timeout,
 			Data: task.Data,
 		})
 	}

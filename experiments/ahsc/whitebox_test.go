@@ -3,6 +3,7 @@ package ahsc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
+	"github.com/hyperflat/hyperflat/layers"
 	"github.com/hyperflat/hyperflat/losses"
 	"gorgonia.org/tensor"
 )
@@ -255,5 +257,60 @@ func TestRecordCost(t *testing.T) {
 	}
 	if tab := runtimeTable([]*problem{{name: "toy"}}, rows, nil); tab.Column("record_share") >= 0 {
 		t.Errorf("a run without records has the record's columns: %v", tab.Columns)
+	}
+}
+
+// TestMaxMemCountsTheRecord: with --whitebox a trial's estimate (--max-mem) adds the white-box
+// record's, on the OpenML MLPs and the convnets, and a limit between the two refuses the
+// configuration with a reason naming the record; without --whitebox the same limit lets it
+// through, and the folds' trainings, which record nothing, never count it.
+func TestMaxMemCountsTheRecord(t *testing.T) {
+	p, sp := blobsProblem()
+	p.estimate = mlpEstimate(2, p.dtype, openMLArch)
+	sp.folds = []fold{{train: sp.train, early: sp.val, val: sp.val}}
+	hp, err := ParseConfig(p.space, map[string]string{"depth": "2", "log2_width": "4", "log2_batch_size": "3", "log10_learning_rate": "-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := DefaultConfig(experiments.Quick)
+	if err := plain.Finish(experiments.Quick); err != nil {
+		t.Fatal(err)
+	}
+	recorded := whiteboxConfig(t, "")
+	training, err := newTask(p, sp, plain, 1, limits{}).Estimate(hp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := newTask(p, sp, recorded, 1, limits{}).Estimate(hp)
+	if err != nil || with <= training {
+		t.Fatalf("estimate with the record %d B (%v), without %d B", with, err, training)
+	}
+	lim := limits{maxMem: (training + with) / 2}
+	task := newTask(p, sp, recorded, 1, lim)
+	err = task.CheckMemory(hp)
+	if !errors.Is(err, convexity.ErrTooBig) || !strings.Contains(err.Error(), "white-box record") || !strings.Contains(err.Error(), "--whitebox") {
+		t.Errorf("a recorded trial over the limit: %v", err)
+	}
+	if err := task.Folds[0].CheckMemory(hp); err != nil {
+		t.Errorf("a fold, which records nothing: %v", err)
+	}
+	if err := newTask(p, sp, plain, 1, lim).CheckMemory(hp); err != nil {
+		t.Errorf("the trial without the record: %v", err)
+	}
+
+	img, err := ParseConfig(MNISTSpace(), map[string]string{"filters": "4", "kernel": "3", "padding": "same", "blocks": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(batch int) (layers.RecordRows, error) {
+		return layers.RecordRows{Train: 256, Val: 256, N: 54000, Batch: batch}, nil
+	}
+	conv, err := convNetBytes("mnist", []int{1, 28, 28}, 10, tensor.Float32, img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	convWith, err := convNetBytes("mnist", []int{1, 28, 28}, 10, tensor.Float32, img, rows)
+	if err != nil || convWith <= conv {
+		t.Errorf("mnist convnet: with the record %d B (%v), without %d B", convWith, err, conv)
 	}
 }
