@@ -146,3 +146,20 @@ func TestAnswerIntervals(t *testing.T) {
 		t.Errorf("the terminal view lacks ρ_gap's interval:\n%s", b.String())
 	}
 }
+
+// TestVerdictIntervals: the verdict cites each significant ρ with its interval, as the table
+// writes it (a hand-made summary: μ significant with the test metric, the trace against the
+// premise with the gap).
+func TestVerdictIntervals(t *testing.T) {
+	s := experiments.Table{Name: "summary", Columns: []string{"dataset", "metric", "measure", "n",
+		"rho_test", "rho_test_low", "rho_test_high", "p_test", "rho_gap", "rho_gap_low", "rho_gap_high", "p_gap", "rho_mu"}}
+	s.Add("australian", "roc-auc", "mu", 60, -0.35, -0.58, -0.08, 0.006, 0.15, -0.15, 0.45, 0.257, 1.0)
+	s.Add("australian", "roc-auc", "hessian_trace", 60, 0.10, -0.2, 0.4, 0.4, -0.42, -0.66, -0.13, 0.001, 0.33)
+	res := &experiments.Result{Experiment: "premise", Tables: []experiments.Table{s}}
+	v := verdict([]datasetRows{{dataset: "australian", run: StoredRun{ID: 1, Result: res}, rows: []int{0, 1}}}, nil)
+	for _, want := range []string{"(australian ρ = -0.35 [-0.58, -0.08], p = 0.006)", "hessian_trace on australian, ρ_gap = -0.42 [-0.66, -0.13]"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, v)
+		}
+	}
+}

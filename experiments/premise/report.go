@@ -378,6 +378,7 @@ func verdict(sets []datasetRows, runs []StoredRun) string {
 		dataset            string
 		n                  int
 		rhoT, pT, rhoG, pG float64
+		ciT, ciG           string // ρ with its interval, as the table writes it
 	}
 	by := map[string][]row{}
 	nLo, nHi := math.MaxInt, 0
@@ -387,7 +388,8 @@ func verdict(sets []datasetRows, runs []StoredRun) string {
 			if math.IsNaN(s.Float(i, "rho_test")) {
 				continue
 			}
-			r := row{ds.dataset, s.Int(i, "n"), s.Float(i, "rho_test"), s.Float(i, "p_test"), s.Float(i, "rho_gap"), s.Float(i, "p_gap")}
+			r := row{ds.dataset, s.Int(i, "n"), s.Float(i, "rho_test"), s.Float(i, "p_test"), s.Float(i, "rho_gap"), s.Float(i, "p_gap"),
+				withCI(s, i, "rho_test"), withCI(s, i, "rho_gap")}
 			by[s.String(i, "measure")] = append(by[s.String(i, "measure")], r)
 			nLo, nHi = min(nLo, r.n), max(nHi, r.n)
 		}
@@ -402,10 +404,10 @@ func verdict(sets []datasetRows, runs []StoredRun) string {
 		testNeg += b2i(r.rhoT < 0)
 		gapPos += b2i(r.rhoG > 0)
 		if r.rhoT < 0 && r.pT < 0.05 {
-			testSig = append(testSig, fmt.Sprintf("%s ρ = %.2f, p = %s", r.dataset, r.rhoT, pval(r.pT)))
+			testSig = append(testSig, fmt.Sprintf("%s ρ = %s, p = %s", r.dataset, r.ciT, pval(r.pT)))
 		}
 		if r.rhoG > 0 && r.pG < 0.05 {
-			gapSig = append(gapSig, fmt.Sprintf("%s ρ = %.2f, p = %s", r.dataset, r.rhoG, pval(r.pG)))
+			gapSig = append(gapSig, fmt.Sprintf("%s ρ = %s, p = %s", r.dataset, r.ciG, pval(r.pG)))
 		}
 	}
 	support := "is not supported"
@@ -433,10 +435,10 @@ func verdict(sets []datasetRows, runs []StoredRun) string {
 				hessSig++
 			}
 			if r.pT < 0.05 && r.rhoT > 0 {
-				against = append(against, fmt.Sprintf("%s on %s, ρ_test = %.2f", m.name, r.dataset, r.rhoT))
+				against = append(against, fmt.Sprintf("%s on %s, ρ_test = %s", m.name, r.dataset, r.ciT))
 			}
 			if r.pG < 0.05 && r.rhoG < 0 {
-				against = append(against, fmt.Sprintf("%s on %s, ρ_gap = %.2f", m.name, r.dataset, r.rhoG))
+				against = append(against, fmt.Sprintf("%s on %s, ρ_gap = %s", m.name, r.dataset, r.ciG))
 			}
 		}
 	}
