@@ -57,12 +57,7 @@ func EstimateMLPBytes(in int, hidden []int, out, batch int, dtype tensor.Dtype) 
 // workers, for the forward pass and each of the two backward ones). An architecture that
 // NewMNISTConvNet or NewSVHNConvNet would refuse estimates to 0.
 func EstimateConvNetBytes(cfg ConvNetConfig, svhn bool, batch int, dtype tensor.Dtype) int64 {
-	if svhn {
-		defaults(&cfg, 3, 32, 32)
-	} else {
-		defaults(&cfg, 1, 28, 28)
-	}
-	if cfg.Filters <= 0 || cfg.Kernel <= 0 || cfg.Blocks <= 0 || svhn && cfg.Units <= 0 {
+	if !estimable(&cfg, svhn) {
 		return 0
 	}
 	workers := int64(min(max(batch, 1), runtime.GOMAXPROCS(0)))
@@ -115,4 +110,15 @@ func EstimateConvNetBytes(cfg ConvNetConfig, svhn bool, batch int, dtype tensor.
 	}
 	elems := paramElems*params + 2*int64(batch)*act + ws
 	return int64(float64(elems*dtypeSize(dtype)) * EstimateSafety)
+}
+
+// estimable fills cfg's defaults for the MNIST (svhn false) or SVHN convnet and reports
+// whether the constructors would build it: the estimates of one they would refuse are 0.
+func estimable(cfg *ConvNetConfig, svhn bool) bool {
+	if svhn {
+		defaults(cfg, 3, 32, 32)
+	} else {
+		defaults(cfg, 1, 28, 28)
+	}
+	return cfg.Filters > 0 && cfg.Kernel > 0 && cfg.Blocks > 0 && (!svhn || cfg.Units > 0)
 }

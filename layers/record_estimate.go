@@ -131,12 +131,7 @@ func EstimateMLPRecordBytes(in int, hidden []int, out int, rows RecordRows, dtyp
 // are larger than training's). An architecture that NewMNISTConvNet or
 // NewSVHNConvNet would refuse estimates to 0.
 func EstimateConvNetRecordBytes(cfg ConvNetConfig, svhn bool, rows RecordRows, dtype tensor.Dtype) int64 {
-	if svhn {
-		defaults(&cfg, 3, 32, 32)
-	} else {
-		defaults(&cfg, 1, 28, 28)
-	}
-	if cfg.Filters <= 0 || cfg.Kernel <= 0 || cfg.Blocks <= 0 || svhn && cfg.Units <= 0 {
+	if !estimable(&cfg, svhn) {
 		return 0
 	}
 	k2 := int64(cfg.Kernel * cfg.Kernel)
