@@ -14,7 +14,9 @@ import (
 // poolCases are graphs whose programs TestPoolSameBits runs with and without a pool: an MLP's
 // gradient and Hessian-vector product (products, fused elementwise kernels, reductions), and
 // a convolution, max pooling and reshape (im2col and pooling buffers, the ops that write only
-// part of an output where a shortcut would leave the rest as allocated).
+// part of an output where a shortcut would leave the rest as allocated), and a product through
+// a one-hot-like input (the sparse path, which after its first run clears and writes only the
+// rows a batch selects, trusting what it left in its buffer).
 func poolCases(t *testing.T, dt tensor.Dtype) map[string][]*G.Node {
 	t.Helper()
 	m := buildMLP(t, dt, mlpValues(3), true)
@@ -36,6 +38,22 @@ func poolCases(t *testing.T, dt tensor.Dtype) map[string][]*G.Node {
 		t.Fatal(err)
 	}
 	cases := map[string][]*G.Node{"mlp": append(append(hv, grads...), m.cost)}
+	// A one-hot-like input takes the sparse product (sparse.go) and its weight gradient xᵀ·G.
+	sg := G.NewGraph()
+	srng := rand.New(rand.NewPCG(8, 8))
+	sin := func(name string, v *tensor.Dense) *G.Node {
+		if dt == tensor.Float32 {
+			v = toF32(v)
+		}
+		return G.NewTensor(sg, dt, len(v.Shape()), G.WithShape(v.Shape()...), G.WithName(name), G.WithValue(v))
+	}
+	sx, sw, sy := sin("x", sparseNormal(srng, 16, 512, 2)), sin("w", normal(srng, 512, 9)), sin("y", oneHot(srng, 16, 9))
+	sloss := must(CrossEntropy(must(MatMul(sx, sw)), sy))
+	sgrads, err := Grad(sloss, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases["sparse"] = append(sgrads, sloss)
 	if dt != tensor.Float64 {
 		return cases
 	}
