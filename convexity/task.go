@@ -216,12 +216,12 @@ func (t *Task) CheckMemory(cfg search.Config) error {
 	if err != nil {
 		return fmt.Errorf("convexity: estimating the memory of %v: %w", cfg, err)
 	}
-	if need > t.MaxBytes && t.Whitebox != nil {
-		return fmt.Errorf("%w: %v needs about %s with its white-box record (--whitebox), over the %s limit (--max-mem): drop the record or raise the limit",
-			ErrTooBig, cfg, FormatBytes(need), FormatBytes(t.MaxBytes))
-	}
 	if need > t.MaxBytes {
-		return fmt.Errorf("%w: %v needs about %s, over the %s limit (--max-mem)", ErrTooBig, cfg, FormatBytes(need), FormatBytes(t.MaxBytes))
+		record, hint := "", ""
+		if t.Whitebox != nil {
+			record, hint = " with its white-box record (--whitebox)", ": drop the record or raise the limit"
+		}
+		return fmt.Errorf("%w: %v needs about %s%s, over the %s limit (--max-mem)%s", ErrTooBig, cfg, FormatBytes(need), record, FormatBytes(t.MaxBytes), hint)
 	}
 	return nil
 }

@@ -282,7 +282,7 @@ func newRecorder(t *Task, m layers.FeatureModel, opt WhiteboxOptions, seed uint6
 		return nil, err
 	}
 	r := &recorder{opt: opt, task: t, seed: seed, model: m, curv: curv}
-	if t.Val != nil && t.Val != t.Train {
+	if t.recordsValidation() {
 		valRisk, err := riskNode(m, t.Val, t.Loss, opt.Rows, "whitebox.val")
 		if err != nil {
 			return nil, err
@@ -315,11 +315,16 @@ func (t *Task) RecordRows(batch int) (layers.RecordRows, error) {
 		return layers.RecordRows{}, errors.New("convexity: a white-box record of a task without training data")
 	}
 	r := layers.RecordRows{Train: min(o.Rows, t.Train.N), N: t.Train.N, Batch: batch}
-	if t.Val != nil && t.Val != t.Train && t.Val.N > 0 { // newRecorder's condition
+	if t.recordsValidation() {
 		r.Val = min(o.Rows, t.Val.N)
 	}
 	return r, nil
 }
+
+// recordsValidation reports whether the record computes the validation risk's gradient: a
+// task validating on its training data (the refit of the authors' Bayesmark protocol) has
+// a_t = 0 at every iterate, so its record leaves Eq. 7 NaN.
+func (t *Task) recordsValidation() bool { return t.Val != nil && t.Val != t.Train }
 
 // strideFor resolves the regularizer's stride for a candidate training in batches of batch
 // rows (0: full batch).

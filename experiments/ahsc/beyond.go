@@ -392,9 +392,25 @@ func settingsText(settings map[string]map[string]bool) string {
 // costRow is what the record cost one method's search on one dataset: the records' own
 // seconds summed over the repeats, against the cells' wall seconds (which include them).
 type costRow struct {
-	dataset, method string
-	records         int
-	record, total   float64
+	dataset, method  string
+	records, repeats int
+	record, total    float64
+}
+
+// share is the records' seconds over the rest of the searches' (NaN without any rest).
+func (c costRow) share() float64 {
+	if !(c.total > c.record) {
+		return math.NaN()
+	}
+	return c.record / (c.total - c.record)
+}
+
+// mean is the records' seconds a repeat (NaN without repeats).
+func (c costRow) mean() float64 {
+	if c.repeats == 0 {
+		return math.NaN()
+	}
+	return c.record / float64(c.repeats)
 }
 
 // costRows sums the records' seconds per dataset and method of ev, with the cells' seconds
@@ -423,7 +439,7 @@ func costRows(ev, runtime *experiments.Table) []costRow {
 		if n[k] == 0 {
 			continue
 		}
-		out = append(out, costRow{dataset: k.dataset, method: k.method, records: n[k], record: rec[k],
+		out = append(out, costRow{dataset: k.dataset, method: k.method, records: n[k], repeats: len(reps[k]), record: rec[k],
 			total: runtime.Float(i, "mean_seconds") * float64(len(reps[k]))})
 	}
 	return out
@@ -438,7 +454,7 @@ func costSummary(costs []costRow) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var over []string
 	for _, c := range costs {
-		sh := 100 * c.record / (c.total - c.record)
+		sh := 100 * c.share()
 		lo, hi = math.Min(lo, sh), math.Max(hi, sh)
 		if sh >= 15 {
 			over = append(over, fmt.Sprintf("%s / %s %.0f%%", c.dataset, c.method, sh))
@@ -469,8 +485,7 @@ func writeCostSection(b *bytes.Buffer, costs []costRow) {
 		"screenings. The target is under 15% of a trial's time.\n\n" +
 		"| dataset | method | records | record, s | cells, s | record / rest |\n|---|---|---|---|---|---|\n")
 	for _, c := range costs {
-		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.1f%% |\n", c.dataset, c.method, c.records, c.record, c.total,
-			100*c.record/(c.total-c.record))
+		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.1f%% |\n", c.dataset, c.method, c.records, c.record, c.total, 100*c.share())
 	}
 }
 

@@ -217,7 +217,10 @@ func summaryTable(rows []summaryRow) experiments.Table {
 // runtimeTable is Figure 2's comparison: each method's mean wall time and AHSC's share of it;
 // with --whitebox, also the records' mean seconds a repeat and their share of the rest.
 func runtimeTable(problems []*problem, rows []summaryRow, runs []run) experiments.Table {
-	rec := recordSeconds(runs)
+	rec := map[[2]string]costRow{}
+	for _, c := range recordSeconds(runs) {
+		rec[[2]string{c.dataset, c.method}] = c
+	}
 	cols := []string{"dataset", "method", "mean_seconds", "ahsc_share"}
 	if len(rec) > 0 {
 		cols = append(cols, "record_seconds", "record_share")
@@ -236,12 +239,8 @@ func runtimeTable(problems []*problem, rows []summaryRow, runs []run) experiment
 			}
 			cells := []any{r.dataset, r.method, r.seconds, ahscSec / r.seconds}
 			if len(rec) > 0 {
-				c, ok := rec[dsMethod{r.dataset, r.method}]
-				share := math.NaN()
-				if ok {
-					share = c.share()
-				}
-				cells = append(cells, c.mean(), share)
+				c := rec[[2]string{r.dataset, r.method}]
+				cells = append(cells, c.mean(), c.share())
 			}
 			t.Add(cells...)
 		}

@@ -1,11 +1,8 @@
 package ahsc
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 
 	"github.com/hyperflat/hyperflat/convexity"
 	"github.com/hyperflat/hyperflat/experiments"
@@ -207,56 +204,34 @@ func selectionSentence(runs []run) string {
 		num(stats.Median(eq7), 4), num(stats.Median(val), 4))
 }
 
-// dsMethod keys what is summed per dataset and method.
-type dsMethod struct{ dataset, method string }
-
-// recordCost is what the white-box records cost one method's searches on one dataset: their
-// own seconds, and the searches' wall seconds (which include them), over the repeats.
-type recordCost struct {
-	records, repeats int
-	record, total    float64
-}
-
-// share is the records' seconds over the rest of the searches' (NaN without any rest).
-func (c recordCost) share() float64 {
-	if !(c.total > c.record) {
-		return math.NaN()
-	}
-	return c.record / (c.total - c.record)
-}
-
-// mean is the records' seconds a repeat (NaN without repeats).
-func (c recordCost) mean() float64 {
-	if c.repeats == 0 {
-		return math.NaN()
-	}
-	return c.record / float64(c.repeats)
-}
-
-// recordSeconds sums the records' seconds per dataset and method (nil when no run recorded).
-func recordSeconds(runs []run) map[dsMethod]recordCost {
-	var out map[dsMethod]recordCost
+// recordSeconds sums the records' seconds per dataset and method of runs, in the order they
+// first appear, against the searches' wall seconds (nil when no run recorded).
+func recordSeconds(runs []run) []costRow {
+	var out []costRow
+	at := map[[2]string]int{}
 	for _, r := range runs {
 		if r.hidden {
 			continue
 		}
-		var c recordCost
+		var records int
+		var record float64
 		for _, e := range r.evals {
 			if e.wb != nil && !math.IsNaN(e.wb.Seconds) {
-				c.records++
-				c.record += e.wb.Seconds
+				records++
+				record += e.wb.Seconds
 			}
 		}
-		if c.records == 0 {
+		if records == 0 {
 			continue
 		}
-		if out == nil {
-			out = map[dsMethod]recordCost{}
+		k := [2]string{r.dataset, r.method}
+		i, ok := at[k]
+		if !ok {
+			i, at[k] = len(out), len(out)
+			out = append(out, costRow{dataset: r.dataset, method: r.method})
 		}
-		k := dsMethod{r.dataset, r.method}
-		s := out[k]
-		s.records, s.repeats, s.record, s.total = s.records+c.records, s.repeats+1, s.record+c.record, s.total+r.seconds
-		out[k] = s
+		c := &out[i]
+		c.records, c.repeats, c.record, c.total = c.records+records, c.repeats+1, c.record+record, c.total+r.seconds
 	}
 	return out
 }
@@ -269,21 +244,18 @@ func recordCostSentence(runs []run) string {
 	if len(costs) == 0 {
 		return ""
 	}
-	var all recordCost
-	worst, worstShare := dsMethod{}, math.Inf(-1)
-	for _, k := range slices.SortedFunc(maps.Keys(costs), func(a, b dsMethod) int {
-		return cmp.Or(cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.method, b.method))
-	}) {
-		c := costs[k]
+	var all costRow
+	worst := -1
+	for i, c := range costs {
 		all.records, all.record, all.total = all.records+c.records, all.record+c.record, all.total+c.total
-		if sh := c.share(); sh > worstShare {
-			worst, worstShare = k, sh
+		if worst < 0 || c.share() > costs[worst].share() {
+			worst = i
 		}
 	}
 	s := fmt.Sprintf("The white-box records took %s of the rest of the searches' time (%s ms each, %d records",
 		percent(all.share()), num(1000*all.record/float64(all.records), 1), all.records)
 	if len(costs) > 1 {
-		s += fmt.Sprintf("; most on %s / %s, %s", worst.dataset, worst.method, percent(worstShare))
+		s += fmt.Sprintf("; most on %s / %s, %s", costs[worst].dataset, costs[worst].method, percent(costs[worst].share()))
 	}
 	return s + "; table runtime)."
 }
