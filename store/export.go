@@ -495,8 +495,12 @@ func readExport(r io.Reader) (exportHeader, []exportCell, error) {
 		if c.Index != len(cells) {
 			return h, nil, fmt.Errorf("cell %q has index %d at position %d", c.Key, c.Index, len(cells))
 		}
-		if _, err := strconv.ParseUint(c.Seed, 10, 64); err != nil {
+		// The seed is stored as text and compared as text when runs merge, so only the form the
+		// exporter writes is accepted: "007" would be seed 7 to a trial and another seed to a merge.
+		if seed, err := strconv.ParseUint(c.Seed, 10, 64); err != nil {
 			return h, nil, fmt.Errorf("cell %q: seed %q: %w", c.Key, c.Seed, err)
+		} else if strconv.FormatUint(seed, 10) != c.Seed {
+			return h, nil, fmt.Errorf("cell %q: seed %q is not written as the exporter writes it (%d)", c.Key, c.Seed, seed)
 		}
 		switch c.Status {
 		case Pending, Done, Failed, Retired:
