@@ -280,7 +280,7 @@ func TestKatibExperiment(t *testing.T) {
 		t.Errorf("primaryContainerName %q is not the trial's container", s.TrialTemplate.PrimaryContainerName)
 	}
 	pre := prescan(cmd[1:], trialSpaceFlags...) // the space is the dataset's under the protocol
-	cfg := ahsc.DefaultConfig(experiments.Quick)
+	cfg := ahscDefaultConfig(t, experiments.Quick)
 	cfg.Dataset = pre["dataset"]
 	if p, ok := pre["protocol"]; ok {
 		cfg.Protocol = p
@@ -379,4 +379,14 @@ func katibMidpoints(t *testing.T, params []katibParameter, space search.Space, d
 		}
 	}
 	return mid
+}
+
+// ahscDefaultConfig is ahsc.DefaultConfig(preset), the test failing on its error.
+func ahscDefaultConfig(tb testing.TB, preset string) *ahsc.Config {
+	tb.Helper()
+	c, err := ahsc.DefaultConfig(preset)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

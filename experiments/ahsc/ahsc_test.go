@@ -61,7 +61,7 @@ func withoutColumns(t *testing.T, tab *experiments.Table, drop ...string) [][]an
 
 func TestConfig(t *testing.T) {
 	experimenttest.CheckConfig(t, Experiment())
-	q, p := DefaultConfig(experiments.Quick), DefaultConfig(experiments.PaperScale)
+	q, p := defaultConfig(t, experiments.Quick), defaultConfig(t, experiments.PaperScale)
 	// TPE's start-up trials derive from the budget: the old presets' 7 and 20.
 	if q.TPEStartup != 7 || p.TPEStartup != 20 {
 		t.Errorf("tpe-startup %d (quick), %d (paper); want 7 and 20", q.TPEStartup, p.TPEStartup)

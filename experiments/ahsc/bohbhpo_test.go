@@ -167,7 +167,7 @@ func TestAuthorsBOHBWiring(t *testing.T) {
 		calls     int // evaluations of the objective, rungs included
 		fullEvals int
 	}{{protocolAuthors, 68, 1}, {protocolClean, -1, -1}} {
-		cfg := DefaultConfig(experiments.Quick)
+		cfg := defaultConfig(t, experiments.Quick)
 		cfg.Protocol = tc.protocol
 		r, err := runOne(context.Background(), p, sp, cfg, "bohb", 0, seeds{weights: 1, search: 2}, limits{}, 1)
 		if err != nil || r.err != "" {

@@ -179,16 +179,17 @@ var (
 	Methods = []string{"ahsc", "random", "tpe", "bohb", "hebo", "turbo", "ahsc-valloss", "ahsc-hessian", "ahsc-bbo"}
 )
 
-// DefaultConfig returns the preset's configuration (quick or paper), finished.
-func DefaultConfig(preset string) *Config {
+// DefaultConfig returns the preset's configuration (experiments.Quick or
+// experiments.PaperScale), finished, or an error naming an unknown preset.
+func DefaultConfig(preset string) (*Config, error) {
 	c := &Config{}
 	if err := experiments.ApplyPreset(c, preset); err != nil {
-		panic(err) // an unknown preset, or a malformed tag: a bug caught by the tests
+		return nil, err
 	}
 	if err := c.Finish(preset); err != nil {
-		panic(err)
+		return nil, err
 	}
-	return c
+	return c, nil
 }
 
 // Finish derives TPE's start-up trials, puts the methods in canonical form (lower case, each

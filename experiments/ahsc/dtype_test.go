@@ -43,7 +43,7 @@ func TestDtypeAgreement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three AHSC searches per repeat of each set")
 	}
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Methods, cfg.Epochs = []string{"ahsc"}, *dtypeEpochs
 	opt := experiments.Options{Seed: 1, DataDir: datasets.ResolveDir("")}
 	var d32, dAlt []float64 // |test ROC-AUC − float64's| per repeat, over every dataset
@@ -210,7 +210,7 @@ func spread(xs []float64) float64 {
 // default leaves a run's identity (its configuration's JSON) as before the flag existed.
 func TestDtypeDefaults(t *testing.T) {
 	for _, preset := range []string{experiments.Quick, experiments.PaperScale} {
-		b, err := json.Marshal(DefaultConfig(preset))
+		b, err := json.Marshal(defaultConfig(t, preset))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func (c *recordingCheckpoint) Save(_ context.Context, p json.RawMessage) error {
 // aside); a record the search does not ask for again is dropped, not trusted.
 func TestJournalResume(t *testing.T) {
 	p, sp := blobsProblem()
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	for _, method := range []string{"bohb", "tpe", "ahsc"} {
 		run := func(cp *recordingCheckpoint) (run, []byte) {
 			t.Helper()

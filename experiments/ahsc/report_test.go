@@ -186,7 +186,7 @@ func inProgressRuns(t *testing.T) (vehicle, mnistClean RunProgress) {
 // expected, where to download them and the command that does.
 func TestSVHNMissingMessage(t *testing.T) {
 	dir := t.TempDir()
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Dataset = "svhn"
 	_, _, err := loadProblems(context.Background(), experiments.Options{DataDir: dir}, cfg)
 	if err == nil {

@@ -156,7 +156,7 @@ func TestSpaceRefusals(t *testing.T) {
 // resume whose space file now parses to another space is refused, one whose file was only
 // rewritten (JSON for YAML, other comments) is not.
 func TestSpaceIdentity(t *testing.T) {
-	b, err := json.Marshal(DefaultConfig(experiments.Quick))
+	b, err := json.Marshal(defaultConfig(t, experiments.Quick))
 	if err != nil || strings.Contains(string(b), `"space`) {
 		t.Errorf("a run without --space stores %s (%v): want no space key", b, err)
 	}

@@ -26,7 +26,7 @@ func TestUserDataIsARegularFileHashedAsRead(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Data, cfg.Target = fifo, "y"
 	done := make(chan error, 1)
 	go func() {

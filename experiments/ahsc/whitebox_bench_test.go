@@ -96,7 +96,7 @@ func BenchmarkWhitebox(b *testing.B) {
 // configurations drawn from its space by random search; the benchmark is skipped without the
 // data.
 func benchWhiteboxTask(b *testing.B, dataset, protocol string, n int) (*convexity.Task, []search.Config) {
-	cfg := DefaultConfig(experiments.PaperScale)
+	cfg := defaultConfig(b, experiments.PaperScale)
 	cfg.Dataset, cfg.Protocol, cfg.BayesmarkModel = dataset, protocol, bayesmarkAuto
 	if err := cfg.Finish(experiments.PaperScale); err != nil {
 		b.Fatal(err)

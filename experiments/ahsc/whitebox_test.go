@@ -19,7 +19,7 @@ import (
 // whiteboxConfig is the quick preset with --whitebox and rule.
 func whiteboxConfig(t *testing.T, rule string) *Config {
 	t.Helper()
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Whitebox, cfg.Select, cfg.Zeta = true, rule, 0.05
 	if err := cfg.Finish(experiments.Quick); err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func withoutSeconds(j runJSON) runJSON {
 // TestWhiteboxFlags: --select eq7 needs --whitebox; a run without --whitebox keeps the
 // identity of runs stored before the flags (no white-box key in its options).
 func TestWhiteboxFlags(t *testing.T) {
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestWhiteboxFlags(t *testing.T) {
 		func(c *Config) { c.WhiteboxStride = -2 },
 		func(c *Config) { c.Select = "test" },
 	} {
-		c := DefaultConfig(experiments.Quick)
+		c := defaultConfig(t, experiments.Quick)
 		c.Whitebox = true
 		bad(c)
 		if err := c.Finish(experiments.Quick); err == nil {
@@ -272,7 +272,7 @@ func TestMaxMemCountsTheRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := DefaultConfig(experiments.Quick)
+	plain := defaultConfig(t, experiments.Quick)
 	if err := plain.Finish(experiments.Quick); err != nil {
 		t.Fatal(err)
 	}

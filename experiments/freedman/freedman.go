@@ -107,13 +107,14 @@ type Config struct {
 }
 
 // DefaultConfig returns the configuration of a preset (experiments.Quick or
-// experiments.PaperScale; it panics on any other), for Go users to adjust before a run.
-func DefaultConfig(preset string) *Config {
+// experiments.PaperScale), for Go users to adjust before a run, or an error naming an unknown
+// preset.
+func DefaultConfig(preset string) (*Config, error) {
 	c := &Config{}
 	if err := experiments.ApplyPreset(c, preset); err != nil {
-		panic(err)
+		return nil, err
 	}
-	return c
+	return c, nil
 }
 
 // Finish fills the defaults that depend on --data and the preset, validates the

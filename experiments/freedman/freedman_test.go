@@ -89,7 +89,7 @@ func TestAcceptance(t *testing.T) {
 // their law: with many chains the two parts of the objective, Σ_t E‖g_T − g_V‖²
 // and E MSE_V(θ_T), and the objective itself agree within Monte-Carlo error.
 func TestMonteCarloMatchesExact(t *testing.T) {
-	d := newDataset(DefaultConfig(experiments.Quick), streamsOf(7), false)
+	d := newDataset(defaultConfig(t, experiments.Quick), streamsOf(7), false)
 	for _, set := range [][]int{{3}, {0, 1, 17}} {
 		lp := d.langevinProblem(set)
 		cfg := langevinConfig{Chains: 4000, Steps: 50, Eta: 0.1, Beta: 0.1, Seed: 3}
@@ -236,7 +236,7 @@ func TestOLSHandComputed(t *testing.T) {
 // labels). Drawing the folds must not change the data.
 func TestData(t *testing.T) {
 	for _, null := range []bool{false, true} {
-		cfg := DefaultConfig(experiments.Quick)
+		cfg := defaultConfig(t, experiments.Quick)
 		if null {
 			cfg.Variant = "null"
 		}
@@ -439,7 +439,7 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%v accepted", flags)
 		}
 	}
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Methods = []string{"cv10", "validation", "cv10"}
 	if err := cfg.Finish(experiments.Quick); err != nil || !reflect.DeepEqual(cfg.Methods, []string{"validation", "cv10"}) {
 		t.Errorf("methods cv10,validation,cv10 finish as %v, %v; want validation,cv10", cfg.Methods, err)

@@ -12,7 +12,7 @@ import (
 
 // cellBytes is what a cell's data holds: measured on a draw with folds.
 func TestCellBytesMatchesTheHeld(t *testing.T) {
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Features = 300
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -35,7 +35,7 @@ func TestCellBytesMatchesTheHeld(t *testing.T) {
 // the estimate.
 func TestSizesBeyondMemoryAreRefusedUpFront(t *testing.T) {
 	const gib = 1 << 30
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Features = 30000
 	if err := cfg.Finish(experiments.Quick); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestSizesBeyondMemoryAreRefusedUpFront(t *testing.T) {
 // Issue 52: a large draw ignored SIGTERM for as long as its Gram matrices took; a cancelled
 // cell now returns at once.
 func TestACancelledDrawReturnsAtOnce(t *testing.T) {
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Features, cfg.Methods = 1000, []string{methodValidation} // a draw of about 1.5 s
 	if err := cfg.Finish(experiments.Quick); err != nil {
 		t.Fatal(err)

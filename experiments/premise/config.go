@@ -64,13 +64,14 @@ const (
 	maxProbes  = 100000
 )
 
-// DefaultConfig returns the preset's configuration (quick or paper), finished.
-func DefaultConfig(preset string) *Config {
+// DefaultConfig returns the preset's configuration (experiments.Quick or
+// experiments.PaperScale), finished, or an error naming an unknown preset.
+func DefaultConfig(preset string) (*Config, error) {
 	opt, err := Experiment().Resolve(experiments.Options{Preset: preset})
 	if err != nil {
-		panic(err) // an unknown preset, or a malformed tag: a bug caught by the tests
+		return nil, err
 	}
-	return opt.Config.(*Config)
+	return opt.Config.(*Config), nil
 }
 
 // Finish puts the datasets in canonical form (lower case, each once, in the order given) and

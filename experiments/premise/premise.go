@@ -24,12 +24,15 @@ func Experiment() experiments.Experiment {
 
 // ahscOptions are the options of the ahsc experiment whose task dataset's configurations
 // train through: its paper preset with this run's sizes, seed and limits.
-func ahscOptions(opt experiments.Options, cfg *Config, dataset string) experiments.Options {
-	ac := ahsc.DefaultConfig(experiments.PaperScale)
+func ahscOptions(opt experiments.Options, cfg *Config, dataset string) (experiments.Options, error) {
+	ac, err := ahsc.DefaultConfig(experiments.PaperScale)
+	if err != nil {
+		return experiments.Options{}, err
+	}
 	ac.Dataset, ac.Epochs, ac.Patience, ac.MinDelta = dataset, cfg.Epochs, cfg.Patience, cfg.MinDelta
 	ac.MaxLog2Width, ac.TabRows, ac.Adam = cfg.MaxLog2Width, cfg.TabRows, cfg.Adam
 	return experiments.Options{Preset: experiments.PaperScale, Seed: opt.Seed, DataDir: opt.DataDir, Config: ac,
-		MaxMem: opt.MaxMem, TrialTimeout: opt.TrialTimeout}
+		MaxMem: opt.MaxMem, TrialTimeout: opt.TrialTimeout}, nil
 }
 
 // cellSeed is the seed of one configuration: its sample from the space, its Hessian probes
@@ -42,8 +45,11 @@ func cellSeed(root uint64, dataset string, index int) uint64 {
 func loadTasks(ctx context.Context, opt experiments.Options, cfg *Config) ([]*convexity.Task, error) {
 	tasks := make([]*convexity.Task, len(cfg.Datasets))
 	for i, d := range cfg.Datasets {
-		var err error
-		if tasks[i], err = ahsc.TrialTask(ctx, ahscOptions(opt, cfg, d), cfg.Repeat); err != nil {
+		ao, err := ahscOptions(opt, cfg, d)
+		if err != nil {
+			return nil, err
+		}
+		if tasks[i], err = ahsc.TrialTask(ctx, ao, cfg.Repeat); err != nil {
 			return nil, fmt.Errorf("premise: %s: %w", d, err)
 		}
 	}

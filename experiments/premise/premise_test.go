@@ -56,7 +56,7 @@ func TestFinishRefuses(t *testing.T) {
 			t.Errorf("--%s %s: error %v, want one about --%s", flags[0], flags[1], err, want)
 		}
 	}
-	cfg := DefaultConfig(experiments.PaperScale)
+	cfg := defaultConfig(t, experiments.PaperScale)
 	if cfg.Configs < 50 || len(cfg.Datasets) < 4 || cfg.Figure != "australian" {
 		t.Errorf("the paper preset measures %d configurations of %v, figure %q", cfg.Configs, cfg.Datasets, cfg.Figure)
 	}
@@ -81,7 +81,11 @@ func TestAdamFlag(t *testing.T) {
 		if c.Adam != want {
 			t.Errorf("--adam %q: Config.Adam %q, want %q", flag, c.Adam, want)
 		}
-		ac := ahscOptions(experiments.Options{}, c, "iris").Config.(*ahsc.Config)
+		ao, err := ahscOptions(experiments.Options{}, c, "iris")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ac := ao.Config.(*ahsc.Config)
 		if ac.Adam != want {
 			t.Errorf("--adam %q: the ahsc experiment's Adam %q, want %q", flag, ac.Adam, want)
 		}
@@ -102,7 +106,11 @@ func TestMeasureAsAHSC(t *testing.T) {
 	ctx := context.Background()
 	cfg := tinyConfig(t)
 	opt := experiments.Options{Preset: experiments.Quick, Seed: 5}
-	task, err := ahsc.TrialTask(ctx, ahscOptions(opt, cfg, "iris"), 0)
+	ao, err := ahscOptions(opt, cfg, "iris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := ahsc.TrialTask(ctx, ao, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,14 +72,14 @@ const (
 )
 
 // DefaultConfig returns the preset's configuration (quick or paper) for the default model and
-// dataset, finished. To change the model or the dataset, use Experiment().Configure with
-// their flags, so that the quick preset's sizes follow them.
-func DefaultConfig(preset string) *Config {
+// dataset, finished, or an error naming an unknown preset. To change the model or the dataset,
+// use Experiment().Configure with their flags, so that the quick preset's sizes follow them.
+func DefaultConfig(preset string) (*Config, error) {
 	opt, err := Experiment().Resolve(experiments.Options{Preset: preset})
 	if err != nil {
-		panic(err) // an unknown preset, or a malformed tag: a bug caught by the tests
+		return nil, err
 	}
-	return opt.Config.(*Config)
+	return opt.Config.(*Config), nil
 }
 
 // Finish fills the quick preset's zero fields from the model and the dataset, then validates.

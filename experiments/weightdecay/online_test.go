@@ -56,7 +56,7 @@ func TestProtocolIdentity(t *testing.T) {
 			t.Error("--protocol lookahead accepted")
 		}
 	}
-	c := DefaultConfig(experiments.Quick)
+	c := defaultConfig(t, experiments.Quick)
 	c.Protocol = "current"
 	if err := c.Finish(experiments.Quick); err == nil {
 		t.Error("a stored protocol \"current\" passed Finish")

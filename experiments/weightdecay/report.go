@@ -517,7 +517,9 @@ func (t *TableC1) Markdown() ([]byte, error) {
 	writeReading(&b, cells)
 	t.writeOthers(&b)
 	t.writeRuns(&b, cells)
-	t.writePaperScale(&b)
+	if err := t.writePaperScale(&b); err != nil {
+		return nil, err
+	}
 	b.WriteString(definitions)
 	return []byte(b.String()), nil
 }
@@ -718,8 +720,11 @@ func seconds(s float64) string {
 
 // writePaperScale gives each pair's paper-scale command and, from the stored run at the
 // paper's width of the most Adam steps per fit, its measured cost and the projected time.
-func (t *TableC1) writePaperScale(b *strings.Builder) {
-	paper := DefaultConfig(experiments.PaperScale)
+func (t *TableC1) writePaperScale(b *strings.Builder) error {
+	paper, err := DefaultConfig(experiments.PaperScale)
+	if err != nil {
+		return err
+	}
 	cellsPerRun := paper.Repeats * (1 + len(paper.Zetas))
 	steps := paper.InnerSteps * paper.OuterSteps
 	fmt.Fprintf(b, "\n## Paper scale\n\nThe paper preset is `weight_decay.py`'s budget: %d replicates × %d ζ values (%s and Eq. 1) = %d fits "+
@@ -744,6 +749,7 @@ func (t *TableC1) writePaperScale(b *strings.Builder) {
 	}
 	b.WriteString("\nProjections scale the measured cost per Adam step linearly; a short measuring run's setup and evaluation make it an " +
 		"overestimate of the step itself. Cells are independent: `--workers N` or `hyperflat worker` on more machines divides the run's time.\n")
+	return nil
 }
 
 // definitions explains the columns, the readings and the choices the generator makes.

@@ -40,7 +40,7 @@ func storedRunOf(t *testing.T, id int64, inner int, zetas []float64, fits []fitJ
 
 // storedRunWith is storedRunOf with the configuration set by edit.
 func storedRunWith(t *testing.T, id int64, zetas []float64, fits []fitJSON, edit func(*Config)) StoredRun {
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Repeats, cfg.Zetas, cfg.OuterSteps = 3, zetas, 3
 	edit(cfg)
 	cb, err := json.Marshal(cfg)
@@ -112,7 +112,7 @@ func TestTableC1(t *testing.T) {
 	}
 	// The penalty term at the smallest ζ (1), by hand: ζη²/2 (offline) times the largest
 	// logged regularizer of the ζ = 1 fits, 10 × (1 − 0.62) = 3.8 (replicate 1's last step).
-	lr := DefaultConfig(experiments.Quick).LR
+	lr := defaultConfig(t, experiments.Quick).LR
 	if got, want := cells.Float(0, "smallest_zeta_penalty"), 3.8*lr*lr/2; math.Abs(got-want) > 1e-12*want {
 		t.Errorf("smallest_zeta_penalty = %v, want %v", got, want)
 	}

@@ -25,8 +25,8 @@ func sharedData(t *testing.T) string {
 }
 
 // tinyConfig is a quick linear-MNIST configuration small enough to run in a few seconds.
-func tinyConfig(repeats int) *Config {
-	c := DefaultConfig(experiments.Quick)
+func tinyConfig(tb testing.TB, repeats int) *Config {
+	c := defaultConfig(tb, experiments.Quick)
 	c.Repeats, c.InnerSteps, c.OuterSteps, c.Zetas, c.TestRows = repeats, 5, 2, []float64{100}, 200
 	return c
 }
@@ -36,7 +36,7 @@ func TestConfig(t *testing.T) {
 }
 
 func TestStoredConfig(t *testing.T) {
-	opt := experiments.Options{Preset: experiments.Quick, Seed: 3, DataDir: sharedData(t), Config: tinyConfig(1)}
+	opt := experiments.Options{Preset: experiments.Quick, Seed: 3, DataDir: sharedData(t), Config: tinyConfig(t, 1)}
 	experimenttest.CheckStoredConfig(t, Experiment(), opt, true)
 }
 
@@ -70,7 +70,7 @@ func TestQuickDerived(t *testing.T) {
 			t.Errorf("quick %v: a second Finish gives %+v, %v", tc.flags, again, err)
 		}
 	}
-	paper := DefaultConfig(experiments.PaperScale)
+	paper := defaultConfig(t, experiments.PaperScale)
 	if paper.InnerSteps != 1000 || paper.OuterSteps != 100 || paper.LR != 1e-4 || paper.Repeats != 5 || !slices.Equal(paper.Zetas, []float64{1, 2, 3, 4, 5}) {
 		t.Errorf("paper preset %+v, want weight_decay.py's 1000 inner and 100 outer steps at 1e-4, 5 replicates, ζ 1…5", *paper)
 	}
@@ -89,10 +89,10 @@ func TestConfigRejects(t *testing.T) {
 	if _, err := Experiment().Configure(experiments.Quick, map[string]string{"dtype": "float16"}); err == nil {
 		t.Error("--dtype float16 accepted")
 	}
-	if err := DefaultConfig(experiments.PaperScale).Finish(experiments.PaperScale); err != nil {
+	if err := defaultConfig(t, experiments.PaperScale).Finish(experiments.PaperScale); err != nil {
 		t.Error(err)
 	}
-	c := DefaultConfig(experiments.PaperScale)
+	c := defaultConfig(t, experiments.PaperScale)
 	c.InnerSteps = 0
 	if err := c.Finish(experiments.PaperScale); err == nil {
 		t.Error("the paper preset accepted 0 inner steps")
@@ -104,7 +104,7 @@ func TestConfigRejects(t *testing.T) {
 // it stores: given replicate 1's seed, replicate 0's Eq. 1 cell computes replicate 1's run.
 func TestCellSeeds(t *testing.T) {
 	e := Experiment()
-	opt, err := e.Resolve(experiments.Options{Preset: experiments.Quick, Seed: 1, DataDir: sharedData(t), Config: tinyConfig(2)})
+	opt, err := e.Resolve(experiments.Options{Preset: experiments.Quick, Seed: 1, DataDir: sharedData(t), Config: tinyConfig(t, 2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestEq7BeatsEq1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 6 bilevel runs")
 	}
-	cfg := DefaultConfig(experiments.Quick)
+	cfg := defaultConfig(t, experiments.Quick)
 	cfg.Repeats, cfg.Zetas = 3, []float64{100}
 	res, err := Experiment().Run(context.Background(), experiments.Options{Preset: experiments.Quick, Seed: 1, Workers: 2,
 		DataDir: sharedData(t), Config: cfg})
