@@ -137,6 +137,14 @@ func retune(*sentinel) {
 	arm()
 }
 
+// Tuning reports whether Apply's policy sets GOGC after each collection (Apply set GOGC and
+// the program has not set one of its own since).
+func Tuning() bool {
+	tuning.mu.Lock()
+	defer tuning.mu.Unlock()
+	return tuning.percent != 0 && gogcInEffect() == tuning.percent
+}
+
 // liveHeap is the heap the last collection marked live, in bytes (0 before the first).
 func liveHeap() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

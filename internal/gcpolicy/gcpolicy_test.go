@@ -121,6 +121,9 @@ func TestApplyBoundsHeadroom(t *testing.T) {
 		}
 		t.Fatalf("GOGC %d with %d bytes live; want %d", gogcInEffect(), liveHeap(), want)
 	}
+	if !Tuning() {
+		t.Error("Apply set GOGC, but Tuning reports no policy")
+	}
 	ballast := make([]byte, 256<<20)
 	waitFor(MinPercent)
 	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
@@ -137,5 +140,8 @@ func TestApplyBoundsHeadroom(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	if got := gogcInEffect(); got != 150 {
 		t.Errorf("GOGC %d after the program set 150", got)
+	}
+	if Tuning() {
+		t.Error("Tuning reports the policy after the program set its own GOGC")
 	}
 }
