@@ -283,7 +283,9 @@ func compare(quick bool, reps int, python, ref, purego, only string) error {
 		printResults(res, comps, med, purego, start)
 		return nil
 	}
-	// AHSC: μ per batch, screening speed-up
+	// AHSC: μ per batch, screening speed-up, with the workloads' programs released first (μ
+	// runs in this process; see local.release)
+	hf.release()
 	n1, width, screenReps := 50, 10, 3
 	if quick {
 		n1, width, screenReps = 50, 8, 2 // the quick preset's OpenML widths (≤ 256)
@@ -298,9 +300,11 @@ func compare(quick bool, reps int, python, ref, purego, only string) error {
 	// independent one-core processes at once (no shared heap, scheduler or memory bus
 	// arbitration beyond the machine's own), whose throughput over one such process alone is
 	// the bound a 2-worker speed-up can reach here (about 1.76, not 2, on 2-vCPU machines).
-	// Every side runs in a fresh child process, as `hyperflat run ahsc --workers 2` does:
-	// measured inside this program, after the ResNet workloads, the same screening took twice
-	// as long on one worker or two (2026-12-07, Zen 5), which no user's run pays.
+	// Every side runs in a fresh child process, as `hyperflat run ahsc --workers 2` does.
+	// Measured inside this program after the ResNet workloads, before local.release, the same
+	// screening took twice as long on one worker or two (2026-12-07, Zen 5): the programs kept
+	// alive set the heap goal to gigabytes, and its garbage landed on never-touched pages
+	// (TestScreenAfterWorkload).
 	var t1, t2, c1, c2, ts, tp []float64
 	for r := 0; r < screenReps; r++ {
 		for _, w := range [][]int{{1, 2, 0, -1}, {-1, 0, 2, 1}}[r%2] {

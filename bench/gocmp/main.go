@@ -85,6 +85,19 @@ func (l *local) run(name string, k int) ([]float64, error) {
 
 func (l *local) close() {}
 
+// release drops the programs of the workloads warmed so far (their flop counts stay), so that
+// work measured after them sees the heap a fresh process would. The collector's heap goal
+// follows the live heap (GOGC=400: five times it), and the papers' ResNet programs kept alive
+// make it gigabytes: the AHSC screening's and μ's short-lived allocations then never meet a
+// collection and land on never-touched pages, whose first touch costs about 13 µs per 4 KiB
+// page on the Firecracker VMs of docs/performance.md (guest and host both fault), which made
+// the in-process screening take twice as long as in a fresh process.
+func (l *local) release() {
+	clear(l.steps)
+	lastProgram = nil
+	runtime.GC()
+}
+
 // referenceEnviron is this process's environment as the reference side should see it:
 // bench/compare runs hyperflat with OPENBLAS_NUM_THREADS=1 (graph sets one thread anyway, but
 // OpenBLAS starts its thread pool when the library loads, and those threads spun for 16% of a

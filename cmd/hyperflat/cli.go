@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
 	"github.com/hyperflat/hyperflat/experiments/all"
 	"github.com/hyperflat/hyperflat/graph"
+	"github.com/hyperflat/hyperflat/internal/gcpolicy"
 	"github.com/hyperflat/hyperflat/internal/textable"
 	"github.com/hyperflat/hyperflat/store"
 	"github.com/spf13/pflag"
@@ -650,13 +652,17 @@ func parseShard(s string) (int, int, error) {
 }
 
 // gcInEffect describes the garbage collector's settings in effect (package gcpolicy sets them
-// at start-up unless GOGC or GOMEMLIMIT did).
+// at start-up unless GOGC or GOMEMLIMIT did). It reads GOGC without setting it, which would
+// end gcpolicy's resetting of it.
 func gcInEffect() string {
-	pct := debug.SetGCPercent(-1)
-	debug.SetGCPercent(pct)
-	s := fmt.Sprintf("GOGC=%d", pct)
-	if pct < 0 {
-		s = "GOGC=off"
+	m := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(m)
+	s := "GOGC=off"
+	if m[0].Value.Kind() == metrics.KindUint64 && m[0].Value.Uint64() <= math.MaxInt32 {
+		s = fmt.Sprintf("GOGC=%d", m[0].Value.Uint64())
+	}
+	if gcpolicy.Tuning() {
+		s += fmt.Sprintf(" at this live heap (gcpolicy: headroom at most %d MiB or the live heap, whichever is more)", gcpolicy.Headroom>>20)
 	}
 	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
 		s += ", soft memory limit " + convexity.FormatBytes(lim)

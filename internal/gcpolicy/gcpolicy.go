@@ -11,19 +11,42 @@
 // from letting a big heap (a full-width ResNet) grow fivefold: near the limit the collector
 // runs as often as it must, whatever GOGC says.
 //
+// GOGC 400 is for small live heaps. A process that keeps a big one alive (a trained model, a
+// ResNet program) would otherwise get a heap goal of five times it, and until the heap reaches
+// that goal everything it allocates lands on pages it has never touched, each first touch a
+// page fault (about 13 µs a 4 KiB page on the VMs of docs/performance.md, "Earlier work in
+// the same process"): an AHSC screening after two ResNets kept alive took twice as long as in
+// a fresh process for as long as that lasted, more than nine screenings. So after each
+// collection Apply's policy sets the GOGC that allows Headroom bytes beyond the live heap,
+// between Percent (live heaps up to 16 MiB, as before) and Go's default 100 (from 64 MiB): the
+// collector never works harder than at Go's default, and a big live heap's goal is twice it,
+// not five times (the same screenings: five slow ones, then a fresh process's speed).
+//
 // The GOGC and GOMEMLIMIT environment variables, when set, win: Apply then changes nothing
 // they set.
 package gcpolicy
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// Percent is the GOGC that Apply sets when the environment sets none.
+// Percent is the GOGC that Apply sets when the environment sets none, while the live heap is
+// small (see Headroom).
 const Percent = 400
+
+// Headroom is the most heap, beyond the live heap, that Apply's policy lets the collector
+// allow between collections once Percent of the live heap would exceed it, down to
+// MinPercent. 64 MiB is what Percent gives the live heap of an AHSC screening (7–16 MB).
+const Headroom = 64 << 20
+
+// MinPercent is the GOGC below which Apply's policy never goes: Go's default.
+const MinPercent = 100
 
 // LimitFraction is the share of the memory available to the process (the machine's memory,
 // or its cgroup's limit when lower) that Apply sets as the soft memory limit when the
@@ -38,7 +61,9 @@ type Policy struct {
 
 // Apply sets GOGC to Percent and the soft memory limit to LimitFraction of the available
 // memory, each unless its environment variable is set; it sets neither when it cannot tell
-// how much memory there is, since a larger GOGC without a limit could exhaust it.
+// how much memory there is, since a larger GOGC without a limit could exhaust it. Where it
+// sets GOGC, it resets it after each collection to PercentFor the live heap, until the
+// program sets a GOGC of its own (debug.SetGCPercent), which it then keeps.
 func Apply() Policy {
 	var p Policy
 	_, gogcSet := os.LookupEnv("GOGC")
@@ -52,10 +77,96 @@ func Apply() Policy {
 		debug.SetMemoryLimit(p.Limit)
 	}
 	if !gogcSet {
-		debug.SetGCPercent(Percent)
+		startTuning()
 		p.Percent = Percent
 	}
 	return p
+}
+
+// PercentFor is the GOGC that Apply's policy sets after a collection that left live bytes
+// live: Percent, or less where Percent of live would exceed Headroom, but never below
+// MinPercent.
+func PercentFor(live uint64) int {
+	if live <= Headroom*100/Percent {
+		return Percent
+	}
+	return max(MinPercent, int(Headroom*100/live))
+}
+
+// tuning is the state of Apply's policy: percent is the GOGC it set last, 0 when it no longer
+// sets one; armed, whether a sentinel waits for the next collection.
+var tuning struct {
+	mu      sync.Mutex
+	percent int
+	armed   bool
+}
+
+// startTuning sets GOGC to PercentFor the live heap now and keeps it so after every
+// collection.
+func startTuning() {
+	tuning.mu.Lock()
+	defer tuning.mu.Unlock()
+	tuning.percent = PercentFor(liveHeap())
+	debug.SetGCPercent(tuning.percent)
+	if !tuning.armed {
+		tuning.armed = true
+		arm()
+	}
+}
+
+// sentinel is an object no one keeps, whose finalizer therefore runs after the next
+// collection. (A pointer field keeps it out of the tiny allocator, whose objects may never be
+// finalized.)
+type sentinel struct{ _ *int }
+
+func arm() { runtime.SetFinalizer(new(sentinel), retune) }
+
+// retune runs after each collection: it sets GOGC to PercentFor the live heap that collection
+// left, unless the program has set one of its own since.
+func retune(*sentinel) {
+	tuning.mu.Lock()
+	defer tuning.mu.Unlock()
+	if tuning.percent == 0 || gogcInEffect() != tuning.percent {
+		tuning.percent, tuning.armed = 0, false
+		return
+	}
+	if p := PercentFor(liveHeap()); p != tuning.percent {
+		debug.SetGCPercent(p)
+		tuning.percent = p
+	}
+	arm()
+}
+
+// Tuning reports whether Apply's policy sets GOGC after each collection (Apply set GOGC and
+// the program has not set one of its own since).
+func Tuning() bool {
+	tuning.mu.Lock()
+	defer tuning.mu.Unlock()
+	return tuning.percent != 0 && gogcInEffect() == tuning.percent
+}
+
+// liveHeap is the heap the last collection marked live, in bytes (0 before the first).
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// gogcInEffect is the GOGC in effect, read without setting it (-1 when off).
+func gogcInEffect() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	v := s[0].Value.Uint64()
+	if v > 1<<31 {
+		return -1
+	}
+	return int(v)
 }
 
 // availableMemory is the machine's memory or its cgroup's limit, whichever is lower, in

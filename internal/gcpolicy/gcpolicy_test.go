@@ -3,8 +3,11 @@ package gcpolicy
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, name, s string) string {
@@ -68,5 +71,77 @@ func TestApplyRespectsEnvironment(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != p.Limit {
 		t.Errorf("memory limit in effect %d, want %d", got, p.Limit)
+	}
+}
+
+func TestPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		live uint64
+		want int
+	}{
+		{0, Percent}, {8 * mib, Percent}, {16 * mib, Percent}, // Percent of it fits in Headroom
+		{16*mib + 1, 399}, {32 * mib, 200}, {48 * mib, 133}, // Headroom beyond it
+		{64 * mib, 100}, {400 * mib, MinPercent}, {1 << 40, MinPercent},
+	}
+	for _, c := range cases {
+		if got := PercentFor(c.live); got != c.want {
+			t.Errorf("PercentFor(%d) = %d, want %d", c.live, got, c.want)
+		}
+		if got := PercentFor(c.live); c.live > 0 && got > MinPercent && c.live*uint64(got)/100 > Headroom {
+			t.Errorf("PercentFor(%d) = %d allows more than Headroom", c.live, got)
+		}
+	}
+}
+
+// TestApplyBoundsHeadroom: with a big live heap the collector's goal is at most Headroom or
+// Go's default beyond it, not Percent; back at a small heap, Percent again; and a GOGC the
+// program sets itself stays.
+func TestApplyBoundsHeadroom(t *testing.T) {
+	oldPct := debug.SetGCPercent(100)
+	oldLim := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLim) })
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOGC")
+	os.Unsetenv("GOMEMLIMIT")
+	if p := Apply(); p.Percent != Percent {
+		t.Skipf("Apply = %+v: this system does not say how much memory it has", p)
+	}
+	// waitFor collects until GOGC is want (the policy resets it in a finalizer, after the
+	// collection)
+	waitFor := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
+			if gogcInEffect() == want {
+				return
+			}
+		}
+		t.Fatalf("GOGC %d with %d bytes live; want %d", gogcInEffect(), liveHeap(), want)
+	}
+	if !Tuning() {
+		t.Error("Apply set GOGC, but Tuning reports no policy")
+	}
+	ballast := make([]byte, 256<<20)
+	waitFor(MinPercent)
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if goal, live := s[0].Value.Uint64(), liveHeap(); goal > live*(100+MinPercent)/100+(4<<20) {
+		t.Errorf("heap goal %d with %d bytes live: more than GOGC %d allows", goal, live, MinPercent)
+	}
+	runtime.KeepAlive(ballast) // and no further
+	waitFor(Percent)
+
+	debug.SetGCPercent(150) // the program's own
+	runtime.GC()
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	if got := gogcInEffect(); got != 150 {
+		t.Errorf("GOGC %d after the program set 150", got)
+	}
+	if Tuning() {
+		t.Error("Tuning reports the policy after the program set its own GOGC")
 	}
 }
