@@ -13,6 +13,7 @@ import (
 
 	"github.com/hyperflat/hyperflat/experiments"
 	"github.com/hyperflat/hyperflat/experiments/ahsc"
+	"github.com/hyperflat/hyperflat/experiments/experimenttest"
 	"github.com/hyperflat/hyperflat/search"
 	"gopkg.in/yaml.v3"
 )
@@ -280,7 +281,7 @@ func TestKatibExperiment(t *testing.T) {
 		t.Errorf("primaryContainerName %q is not the trial's container", s.TrialTemplate.PrimaryContainerName)
 	}
 	pre := prescan(cmd[1:], trialSpaceFlags...) // the space is the dataset's under the protocol
-	cfg := ahscDefaultConfig(t, experiments.Quick)
+	cfg := experimenttest.DefaultConfig(t, ahsc.DefaultConfig, experiments.Quick)
 	cfg.Dataset = pre["dataset"]
 	if p, ok := pre["protocol"]; ok {
 		cfg.Protocol = p
@@ -379,14 +380,4 @@ func katibMidpoints(t *testing.T, params []katibParameter, space search.Space, d
 		}
 	}
 	return mid
-}
-
-// ahscDefaultConfig is ahsc.DefaultConfig(preset), the test failing on its error.
-func ahscDefaultConfig(tb testing.TB, preset string) *ahsc.Config {
-	tb.Helper()
-	c, err := ahsc.DefaultConfig(preset)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

@@ -164,3 +164,14 @@ func Run(t *testing.T, e experiments.Experiment, opt experiments.Options, flags 
 	}
 	return res
 }
+
+// DefaultConfig is an experiment's defaultConfig(preset) (its package's DefaultConfig), tb
+// failing on its error.
+func DefaultConfig[C any](tb testing.TB, defaultConfig func(string) (C, error), preset string) C {
+	tb.Helper()
+	c, err := defaultConfig(preset)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}

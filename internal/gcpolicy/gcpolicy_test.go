@@ -44,9 +44,7 @@ func TestReadLimit(t *testing.T) {
 }
 
 func TestApplyRespectsEnvironment(t *testing.T) {
-	oldPct := debug.SetGCPercent(100)
-	oldLim := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLim) })
+	restoreGC(t)
 
 	t.Setenv("GOGC", "150")
 	t.Setenv("GOMEMLIMIT", "1GiB")
@@ -98,9 +96,7 @@ func TestPercentFor(t *testing.T) {
 // Go's default beyond it, not Percent; back at a small heap, Percent again; and a GOGC the
 // program sets itself stays.
 func TestApplyBoundsHeadroom(t *testing.T) {
-	oldPct := debug.SetGCPercent(100)
-	oldLim := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLim) })
+	restoreGC(t)
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOGC")
@@ -144,4 +140,12 @@ func TestApplyBoundsHeadroom(t *testing.T) {
 	if Tuning() {
 		t.Error("Tuning reports the policy after the program set its own GOGC")
 	}
+}
+
+// restoreGC sets Go's defaults (GOGC 100, no memory limit) for the test and puts back what was
+// in effect after it.
+func restoreGC(t *testing.T) {
+	oldPct := debug.SetGCPercent(100)
+	oldLim := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLim) })
 }
