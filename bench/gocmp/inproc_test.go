@@ -7,7 +7,6 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"weak"
@@ -43,24 +42,18 @@ func TestScreenAfterWorkload(t *testing.T) {
 	}
 	n := 0
 	screen := func(label string) {
-		var prof *os.File
+		prof := profileSteps(t, "")
 		if p := os.Getenv("INPROC_PROFILE"); p != "" {
-			f, err := os.Create(fmt.Sprintf("%s.%d.%s.prof", p, n, label))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pprof.StartCPUProfile(f)
-			prof = f
+			prof = profileSteps(t, fmt.Sprintf("%s.%d.%s.prof", p, n, label))
 		}
+		prof.start()
 		s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}, {Name: "/gc/heap/goal:bytes"}}
 		metrics.Read(s)
 		gc0 := s[0].Value.Uint64()
-		var ru0, ru1 syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		cpu0, faults0 := usage()
 		t0 := time.Now()
 		what := "screening"
 		if os.Getenv("INPROC_WHAT") == "mu" {
-			what = "μ"
 			mu, err := muPerBatch(50)
 			if err != nil {
 				t.Fatal(err)
@@ -70,16 +63,11 @@ func TestScreenAfterWorkload(t *testing.T) {
 			t.Fatal(err)
 		}
 		el := time.Since(t0).Seconds()
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-		if prof != nil {
-			pprof.StopCPUProfile()
-			prof.Close()
-		}
+		cpu1, faults1 := usage()
+		prof.stop()
 		metrics.Read(s)
-		cpu := float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
-		sys := float64(ru1.Stime.Nano()-ru0.Stime.Nano()) / 1e9
-		t.Logf("%-8s %s %d: %.2f s wall %.2f s cpu (%.2f sys) %7d faults %4d GCs; live %.0f MB, goal %.0f MB, mapped %.0f MB; load %s",
-			label, what, n, el, cpu, sys, ru1.Minflt-ru0.Minflt, s[0].Value.Uint64()-gc0, float64(s[1].Value.Uint64())/1e6,
+		t.Logf("%-8s %s %d: %.2f s wall %.2f s cpu %7d faults %4d GCs; live %.0f MB, goal %.0f MB, mapped %.0f MB; load %s",
+			label, what, n, el, cpu1-cpu0, faults1-faults0, s[0].Value.Uint64()-gc0, float64(s[1].Value.Uint64())/1e6,
 			float64(s[3].Value.Uint64())/1e6, float64(s[2].Value.Uint64())/1e6, loadavg())
 		n++
 	}

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -652,14 +651,11 @@ func parseShard(s string) (int, int, error) {
 }
 
 // gcInEffect describes the garbage collector's settings in effect (package gcpolicy sets them
-// at start-up unless GOGC or GOMEMLIMIT did). It reads GOGC without setting it, which would
-// end gcpolicy's resetting of it.
+// at start-up unless GOGC or GOMEMLIMIT did).
 func gcInEffect() string {
-	m := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(m)
 	s := "GOGC=off"
-	if m[0].Value.Kind() == metrics.KindUint64 && m[0].Value.Uint64() <= math.MaxInt32 {
-		s = fmt.Sprintf("GOGC=%d", m[0].Value.Uint64())
+	if pct := gcpolicy.GOGC(); pct >= 0 {
+		s = fmt.Sprintf("GOGC=%d", pct)
 	}
 	if gcpolicy.Tuning() {
 		s += fmt.Sprintf(" at this live heap (gcpolicy: headroom at most %d MiB or the live heap, whichever is more)", gcpolicy.Headroom>>20)

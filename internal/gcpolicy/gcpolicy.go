@@ -126,7 +126,7 @@ func arm() { runtime.SetFinalizer(new(sentinel), retune) }
 func retune(*sentinel) {
 	tuning.mu.Lock()
 	defer tuning.mu.Unlock()
-	if tuning.percent == 0 || gogcInEffect() != tuning.percent {
+	if tuning.percent == 0 || GOGC() != tuning.percent {
 		tuning.percent, tuning.armed = 0, false
 		return
 	}
@@ -142,7 +142,7 @@ func retune(*sentinel) {
 func Tuning() bool {
 	tuning.mu.Lock()
 	defer tuning.mu.Unlock()
-	return tuning.percent != 0 && gogcInEffect() == tuning.percent
+	return tuning.percent != 0 && GOGC() == tuning.percent
 }
 
 // liveHeap is the heap the last collection marked live, in bytes (0 before the first).
@@ -155,8 +155,9 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// gogcInEffect is the GOGC in effect, read without setting it (-1 when off).
-func gogcInEffect() int {
+// GOGC is the GOGC in effect, -1 when the collector is off. It reads it without setting it:
+// debug.SetGCPercent, the other way to learn it, would end Apply's policy.
+func GOGC() int {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {

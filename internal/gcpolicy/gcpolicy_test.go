@@ -111,11 +111,11 @@ func TestApplyBoundsHeadroom(t *testing.T) {
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 			runtime.GC()
 			time.Sleep(5 * time.Millisecond)
-			if gogcInEffect() == want {
+			if GOGC() == want {
 				return
 			}
 		}
-		t.Fatalf("GOGC %d with %d bytes live; want %d", gogcInEffect(), liveHeap(), want)
+		t.Fatalf("GOGC %d with %d bytes live; want %d", GOGC(), liveHeap(), want)
 	}
 	if !Tuning() {
 		t.Error("Apply set GOGC, but Tuning reports no policy")
@@ -134,7 +134,7 @@ func TestApplyBoundsHeadroom(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 	time.Sleep(10 * time.Millisecond)
-	if got := gogcInEffect(); got != 150 {
+	if got := GOGC(); got != 150 {
 		t.Errorf("GOGC %d after the program set 150", got)
 	}
 	if Tuning() {
